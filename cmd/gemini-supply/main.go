@@ -1,0 +1,78 @@
+// Command gemini-supply fills an online grocery cart from a shopping list with
+// a Gemini Computer Use agent. This package only wires: flags and subcommands
+// here, everything else in internal/.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand. Each lives in its own file.
+type command struct {
+	name    string
+	summary string
+	// run returns the process exit code: 0 ok, 1 failure, 2 usage error.
+	run func(ctx context.Context, args []string, stdio stdio) int
+}
+
+// stdio is the command's view of the process streams.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+func commands() []command {
+	return []command{shopCommand, serveCommand, demoCommand, loginCommand, testTelegramCommand, preferencesCommand, versionCommand}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, s stdio) int {
+	if len(args) == 0 {
+		usage(s.err)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		usage(s.out)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args[1:], s)
+		}
+	}
+	fmt.Fprintf(s.err, "gemini-supply: unknown command %q; run 'gemini-supply help' for the list\n", name)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: gemini-supply <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  %-14s %s\n", "help", "show this help")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'gemini-supply <command> -h' for a command's flags.")
+}
+
+// notBuilt is the body of commands that do not exist yet.
+func notBuilt(name string) func(context.Context, []string, stdio) int {
+	return func(_ context.Context, _ []string, s stdio) int {
+		fmt.Fprintf(s.err, "gemini-supply %s: not built yet\n", name)
+		return 1
+	}
+}

@@ -1,0 +1,7 @@
+package main
+
+var preferencesCommand = command{
+	name:    "preferences",
+	summary: "list or forget remembered product choices",
+	run:     notBuilt("preferences"),
+}

@@ -1,0 +1,89 @@
+// Package config holds the one Config of gemini-supply and loads it from, in
+// rising precedence: defaults < YAML config file (or the add-on's
+// /data/options.json) < environment < command-line flags.
+//
+// The file keys, the add-on option names and the env names are the same words:
+// key `gemini_model` ⇔ env `GEMINI_SUPPLY_GEMINI_MODEL`. A few well-known names
+// are accepted as well: GEMINI_API_KEY, TELEGRAM_BOT_TOKEN,
+// TELEGRAM_USER_CHAT_ID, SUPERVISOR_TOKEN.
+package config
+
+import "time"
+
+// Config is the whole configuration. Fields of type Secret never print.
+type Config struct {
+	// Gemini
+	GeminiAPIKey  Secret `yaml:"gemini_api_key" env:"GEMINI_API_KEY"`
+	GeminiModel   string `yaml:"gemini_model" env:"GEMINI_MODEL"` // "scripted" = the offline scripted planner (demo store only)
+	GeminiBaseURL string `yaml:"gemini_base_url" env:"GEMINI_BASE_URL"`
+	// Prices per million tokens (USD) for the cost estimate.
+	GeminiInputPricePerMTok  float64 `yaml:"gemini_input_price_per_mtok" env:"GEMINI_INPUT_PRICE_PER_MTOK"`
+	GeminiOutputPricePerMTok float64 `yaml:"gemini_output_price_per_mtok" env:"GEMINI_OUTPUT_PRICE_PER_MTOK"`
+
+	// Store
+	Store         string `yaml:"store" env:"STORE"` // "metro" | "demo"
+	MetroUsername string `yaml:"metro_username" env:"METRO_USERNAME"`
+	MetroPassword Secret `yaml:"metro_password" env:"METRO_PASSWORD"`
+	PostalCode    string `yaml:"postal_code" env:"POSTAL_CODE"`
+
+	// Browser
+	BrowserExecutable string `yaml:"browser_executable" env:"BROWSER_EXECUTABLE"`
+	BrowserHeadless   bool   `yaml:"browser_headless" env:"BROWSER_HEADLESS"`
+	BrowserProfileDir string `yaml:"browser_profile_dir" env:"BROWSER_PROFILE_DIR"`
+	BrowserRemoteURL  string `yaml:"browser_remote_url" env:"BROWSER_REMOTE_URL"` // ws:// or http:// endpoint of a remote Chromium
+	ViewportWidth     int    `yaml:"viewport_width" env:"VIEWPORT_WIDTH"`
+	ViewportHeight    int    `yaml:"viewport_height" env:"VIEWPORT_HEIGHT"`
+
+	// Where journals, preferences, traces and the default profile live.
+	DataDir string `yaml:"data_dir" env:"DATA_DIR"`
+
+	// Shopping list: a YAML file, or a Home Assistant todo entity.
+	ShoppingList string `yaml:"shopping_list" env:"SHOPPING_LIST"`
+
+	// Run limits
+	Concurrency int           `yaml:"concurrency" env:"CONCURRENCY"`
+	TimeBudget  time.Duration `yaml:"time_budget" env:"TIME_BUDGET"`
+	MaxTurns    int           `yaml:"max_turns" env:"MAX_TURNS"`
+	RetryTagged bool          `yaml:"retry_tagged" env:"RETRY_TAGGED"`
+	TraceDir    string        `yaml:"trace_dir" env:"TRACE_DIR"` // empty: no traces
+
+	// Telegram
+	TelegramBotToken        Secret        `yaml:"telegram_bot_token" env:"TELEGRAM_BOT_TOKEN"`
+	TelegramChatID          int64         `yaml:"telegram_chat_id" env:"TELEGRAM_CHAT_ID"`
+	TelegramResponseTimeout time.Duration `yaml:"telegram_response_timeout" env:"TELEGRAM_RESPONSE_TIMEOUT"`
+	TelegramAPIEndpoint     string        `yaml:"telegram_api_endpoint" env:"TELEGRAM_API_ENDPOINT"` // tgbotapi format, "%s" token then method
+
+	// Home Assistant
+	HomeAssistantURL   string `yaml:"home_assistant_url" env:"HOME_ASSISTANT_URL"`
+	HomeAssistantToken Secret `yaml:"home_assistant_token" env:"HOME_ASSISTANT_TOKEN"`
+	TodoEntity         string `yaml:"todo_entity" env:"TODO_ENTITY"`
+	// SupervisorToken is set by the Supervisor when running as an add-on.
+	SupervisorToken Secret `yaml:"-" env:"-"`
+	SupervisorURL   string `yaml:"-" env:"SUPERVISOR_URL"` // default http://supervisor
+
+	// MQTT
+	MQTTBroker          string `yaml:"mqtt_broker" env:"MQTT_BROKER"` // tcp://host:1883, ssl://host:8883; empty = Supervisor service (add-on) or off
+	MQTTUsername        string `yaml:"mqtt_username" env:"MQTT_USERNAME"`
+	MQTTPassword        Secret `yaml:"mqtt_password" env:"MQTT_PASSWORD"`
+	MQTTDiscoveryPrefix string `yaml:"mqtt_discovery_prefix" env:"MQTT_DISCOVERY_PREFIX"`
+	MQTTCleanup         bool   `yaml:"mqtt_cleanup" env:"MQTT_CLEANUP"` // delete the discovery entities and stop using MQTT
+
+	LogLevel string `yaml:"log_level" env:"LOG_LEVEL"` // debug | info | warn | error
+}
+
+// Default values.
+const (
+	DefaultModel           = "gemini-2.5-computer-use-preview-10-2025"
+	DefaultStore           = "metro"
+	DefaultConcurrency     = 1
+	DefaultTimeBudget      = 5 * time.Minute
+	DefaultMaxTurns        = 40
+	DefaultViewportWidth   = 1440
+	DefaultViewportHeight  = 900
+	DefaultTodoEntity      = "todo.shopping_list"
+	DefaultDiscoveryPrefix = "homeassistant"
+	DefaultTelegramTimeout = 10 * time.Minute
+	DefaultSupervisorURL   = "http://supervisor"
+	// ScriptedModel selects the offline scripted planner (works with the demo store only).
+	ScriptedModel = "scripted"
+)

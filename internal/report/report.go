@@ -1,0 +1,65 @@
+// Package report holds the results of a shopping run — one ItemResult per list
+// item — and renders them as the run summary people read (markdown).
+package report
+
+import (
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/money"
+)
+
+// Outcome is how one list item ended.
+type Outcome string
+
+const (
+	// OutcomeAdded: the product is in the cart.
+	OutcomeAdded Outcome = "added"
+	// OutcomeNotFound: the agent looked and reported that nothing suitable exists.
+	OutcomeNotFound Outcome = "not_found"
+	// OutcomeFailed: the agent could not finish (limits, errors, timeouts).
+	OutcomeFailed Outcome = "failed"
+	// OutcomeDuplicate: the same item appears earlier in the list; shopped once.
+	OutcomeDuplicate Outcome = "duplicate"
+)
+
+// ItemResult is the result of one list item.
+type ItemResult struct {
+	ItemID   string  `json:"item_id"`
+	ItemName string  `json:"item_name"`
+	Quantity int     `json:"quantity"`
+	Outcome  Outcome `json:"outcome"`
+
+	// Set when Outcome is OutcomeAdded.
+	ProductName string      `json:"product_name,omitempty"`
+	Price       money.Price `json:"price"`
+	URL         string      `json:"url,omitempty"`
+
+	// Explanation is the agent's explanation (not found) or the failure reason.
+	Explanation string `json:"explanation,omitempty"`
+
+	Turns    int           `json:"turns,omitempty"`
+	Attempts int           `json:"attempts,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+}
+
+// Usage is model token use and its estimated cost.
+type Usage struct {
+	PromptTokens int64   `json:"prompt_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	TotalTokens  int64   `json:"total_tokens"`
+	CostUSD      float64 `json:"cost_usd"` // an estimate from configured prices, for display only
+}
+
+// Summary is everything the user is told at the end of a run.
+type Summary struct {
+	RunID      string       `json:"run_id"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
+	Items      []ItemResult `json:"items"`
+	// Warnings come from the cart review (missing lines, price differences…).
+	Warnings []string `json:"warnings,omitempty"`
+	CartURL  string   `json:"cart_url,omitempty"`
+	Usage    Usage    `json:"usage"`
+	// Cancelled is set when the run was stopped before every item was shopped.
+	Cancelled bool `json:"cancelled,omitempty"`
+}

@@ -1,0 +1,77 @@
+// Package runstatus holds the observable state of a shopping run: the states a
+// run moves through, its progress, and the stream of events that terminal
+// output, MQTT, Home Assistant and Telegram subscribe to.
+//
+// It is deliberately free of heavy dependencies so every integration can
+// import it without pulling in the browser or the model client.
+package runstatus
+
+import (
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
+)
+
+// State is where a run is.
+type State string
+
+const (
+	StateIdle           State = "idle"
+	StateInitializing   State = "initializing"
+	StateAuthenticating State = "authenticating"
+	StateShopping       State = "shopping"
+	StateReviewing      State = "reviewing"
+	StateReviewReady    State = "review_ready"
+	StateCancelled      State = "cancelled"
+	StateFailed         State = "failed"
+)
+
+// Kind says what an Event reports.
+type Kind string
+
+const (
+	// KindRunStarted: a run began; Progress.Total is the number of items to shop.
+	KindRunStarted Kind = "run_started"
+	// KindStateChanged: State changed (Err holds the cause for StateFailed).
+	KindStateChanged Kind = "state_changed"
+	// KindItemStarted: an agent started on Item (Item.Outcome is empty).
+	KindItemStarted Kind = "item_started"
+	// KindItemFinished: Item has its final outcome.
+	KindItemFinished Kind = "item_finished"
+	// KindWaitingForUser: a question about Item is waiting for the user.
+	KindWaitingForUser Kind = "waiting_for_user"
+	// KindUserAnswered: the question about Item was answered (or timed out).
+	KindUserAnswered Kind = "user_answered"
+	// KindRunFinished: the run ended; Summary is set.
+	KindRunFinished Kind = "run_finished"
+)
+
+// Progress counts a run's items.
+type Progress struct {
+	Total    int `json:"total"`
+	Done     int `json:"done"`
+	Added    int `json:"added"`
+	NotFound int `json:"not_found"`
+	Failed   int `json:"failed"`
+}
+
+// Percent is Done of Total in whole percent (0 when there is nothing to do).
+func (p Progress) Percent() int {
+	if p.Total <= 0 {
+		return 0
+	}
+	return p.Done * 100 / p.Total
+}
+
+// Event is one observable change of a run.
+type Event struct {
+	Time     time.Time          `json:"time"`
+	Kind     Kind               `json:"kind"`
+	RunID    string             `json:"run_id"`
+	State    State              `json:"state"`
+	Progress Progress           `json:"progress"`
+	Item     *report.ItemResult `json:"item,omitempty"`
+	// Message is free text: the question asked, or why the run failed.
+	Message string          `json:"message,omitempty"`
+	Summary *report.Summary `json:"summary,omitempty"`
+}

@@ -1,0 +1,65 @@
+// Package shoppinglist holds the shopping list model — items, statuses, tags,
+// quantities — and the Provider interface every list source implements (a YAML
+// file here, a Home Assistant todo entity in package homeassistant).
+package shoppinglist
+
+import (
+	"context"
+
+	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+)
+
+// Status is an item's completion status (the same words Home Assistant uses).
+type Status string
+
+const (
+	StatusNeedsAction Status = "needs_action"
+	StatusCompleted   Status = "completed"
+)
+
+// Tags written into item names by a run.
+const (
+	TagNotFound = "#404"
+	TagFailed   = "#failed"
+)
+
+// Item is one entry of a shopping list.
+type Item struct {
+	// ID is stable for the item's life in its list (YAML id, HA uid).
+	ID string
+	// Name is the item as the user wrote it, tags removed ("2x milk").
+	Name   string
+	Status Status
+	// Tags are the #tags found in the name, lower case, with the '#'.
+	Tags []string
+	// Explanation is the last run's explanation or failure reason, if any.
+	Explanation string
+	// Quantity is parsed from Name (1 when it names none).
+	Quantity int
+	// Product is Name without its quantity ("milk" for "2x milk").
+	Product string
+}
+
+// Added is what a run reports for an item it put in the cart.
+type Added struct {
+	ProductName string
+	Price       money.Price
+	URL         string
+	Quantity    int
+}
+
+// Provider is a shopping list source. Implementations must be safe for
+// concurrent use: several agents mark items at once.
+type Provider interface {
+	// Items returns every item of the list (callers filter by status and tags).
+	Items(ctx context.Context) ([]Item, error)
+	// MarkCompleted records that the item is in the cart.
+	MarkCompleted(ctx context.Context, id string, added Added) error
+	// MarkNotFound tags the item #404 with the agent's explanation.
+	MarkNotFound(ctx context.Context, id string, explanation string) error
+	// MarkFailed tags the item #failed with the reason.
+	MarkFailed(ctx context.Context, id string, reason string) error
+	// SendSummary delivers the run summary wherever this list lives.
+	SendSummary(ctx context.Context, s report.Summary) error
+}
