@@ -7,6 +7,7 @@
 package runstatus
 
 import (
+	"errors"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/report"
@@ -75,3 +76,16 @@ type Event struct {
 	Message string          `json:"message,omitempty"`
 	Summary *report.Summary `json:"summary,omitempty"`
 }
+
+// Request asks for a run; every trigger (terminal, HA event, stdin, MQTT
+// button, voice) produces one.
+type Request struct {
+	// Source names the trigger for logs ("mqtt", "event", "stdin", …).
+	Source      string   `json:"source"`
+	RetryTagged bool     `json:"retry_tagged,omitempty"`
+	Concurrency int      `json:"concurrency,omitempty"` // 0: configured value
+	Items       []string `json:"items,omitempty"`       // limit the run to these item names
+}
+
+// ErrBusy is returned when a run is requested while another is in progress.
+var ErrBusy = errors.New("a shopping run is already in progress")
