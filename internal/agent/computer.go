@@ -3,30 +3,35 @@ package agent
 import (
 	"context"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/screen"
 )
 
 // Point is a position on the screen in the model's normalised coordinates:
 // 0–999 on both axes, whatever the viewport size. Implementations clamp values
-// outside that range.
-type Point struct{ X, Y int }
+// outside that range. It is an alias of screen.Point so that package browser
+// can implement Computer without importing this package.
+type Point = screen.Point
 
-// Button is a mouse button.
-type Button string
+// Button is a mouse button (alias of screen.Button).
+type Button = screen.Button
 
+// Mouse buttons.
 const (
-	ButtonLeft   Button = "left"
-	ButtonRight  Button = "right"
-	ButtonMiddle Button = "middle"
+	ButtonLeft   = screen.ButtonLeft
+	ButtonRight  = screen.ButtonRight
+	ButtonMiddle = screen.ButtonMiddle
 )
 
-// Direction is a scroll direction.
-type Direction string
+// Direction is a scroll direction (alias of screen.Direction).
+type Direction = screen.Direction
 
+// Scroll directions.
 const (
-	DirectionUp    Direction = "up"
-	DirectionDown  Direction = "down"
-	DirectionLeft  Direction = "left"
-	DirectionRight Direction = "right"
+	DirectionUp    = screen.DirectionUp
+	DirectionDown  = screen.DirectionDown
+	DirectionLeft  = screen.DirectionLeft
+	DirectionRight = screen.DirectionRight
 )
 
 // Computer is what the agent drives: one browser tab. Package browser's Tab

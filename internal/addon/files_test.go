@@ -1,0 +1,309 @@
+package addon
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gemini-supply/gemini-supply/internal/config"
+)
+
+// repoRoot is the repository's top directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the test file")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func readFile(t *testing.T, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
+	if err != nil {
+		t.Fatalf("read %s: %v", rel, err)
+	}
+	return b
+}
+
+// decodeYAML decodes rel into v, failing the test with the file name on error.
+func decodeYAML(t *testing.T, rel string, v any) {
+	t.Helper()
+	if err := yaml.Unmarshal(readFile(t, rel), v); err != nil {
+		t.Fatalf("%s is not valid YAML: %v", rel, err)
+	}
+}
+
+type manifest struct {
+	Name             string         `yaml:"name"`
+	Version          string         `yaml:"version"`
+	Slug             string         `yaml:"slug"`
+	Description      string         `yaml:"description"`
+	URL              string         `yaml:"url"`
+	Arch             []string       `yaml:"arch"`
+	Init             *bool          `yaml:"init"`
+	Startup          string         `yaml:"startup"`
+	Boot             string         `yaml:"boot"`
+	HomeassistantAPI bool           `yaml:"homeassistant_api"`
+	HassioAPI        bool           `yaml:"hassio_api"`
+	Stdin            bool           `yaml:"stdin"`
+	Services         []string       `yaml:"services"`
+	Map              []string       `yaml:"map"`
+	Options          map[string]any `yaml:"options"`
+	Schema           map[string]any `yaml:"schema"`
+}
+
+func loadManifest(t *testing.T) manifest {
+	t.Helper()
+	var m manifest
+	decodeYAML(t, "config.yaml", &m)
+	return m
+}
+
+func TestManifest(t *testing.T) {
+	m := loadManifest(t)
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"name set", m.Name != ""},
+		{"slug gemini_supply", m.Slug == "gemini_supply"},
+		{"description set", m.Description != ""},
+		{"url set", strings.HasPrefix(m.URL, "https://")},
+		{"arch aarch64+amd64", slices.Equal(m.Arch, []string{"aarch64", "amd64"})},
+		{"init: false (s6-overlay v3 is PID 1)", m.Init != nil && !*m.Init},
+		{"startup application", m.Startup == "application"},
+		{"boot auto", m.Boot == "auto"},
+		{"homeassistant_api", m.HomeassistantAPI},
+		{"hassio_api", m.HassioAPI},
+		{"stdin (hassio.addon_stdin trigger)", m.Stdin},
+		{"services mqtt:want", slices.Contains(m.Services, "mqtt:want")},
+		{"map addon_config:rw", slices.Contains(m.Map, "addon_config:rw")},
+		{"version is semver", regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(m.Version)},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("config.yaml: %s", c.what)
+		}
+	}
+}
+
+// The version in config.yaml is the newest released version in CHANGELOG.md.
+func TestVersionMatchesChangelog(t *testing.T) {
+	m := loadManifest(t)
+	re := regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+)\]`)
+	match := re.FindSubmatch(readFile(t, "CHANGELOG.md"))
+	if match == nil {
+		t.Fatal("CHANGELOG.md has no released version heading (## [x.y.z] - date)")
+	}
+	if got := string(match[1]); got != m.Version {
+		t.Errorf("config.yaml version %q, CHANGELOG.md newest release %q: bump both together", m.Version, got)
+	}
+}
+
+// schemaTypes are the add-on schema types this manifest may use.
+var schemaType = regexp.MustCompile(`^(str|bool|email|url|password|port|int(\(\d*,\d*\))?|float(\([0-9.]*,[0-9.]*\))?|list\([^)]+\)|match\(.+\))\??$`)
+
+// notOptions are Config keys that are deliberately not add-on options, with why.
+var notOptions = map[string]string{
+	"gemini_base_url":              "developer setting: points the client at a fake or proxy",
+	"gemini_input_price_per_mtok":  "cost estimate tuning; sensible defaults",
+	"gemini_output_price_per_mtok": "cost estimate tuning; sensible defaults",
+	"browser_executable":           "fixed in the image (GEMINI_SUPPLY_BROWSER_EXECUTABLE)",
+	"browser_headless":             "the add-on has no display",
+	"browser_profile_dir":          "fixed under /config (addon_config map)",
+	"browser_remote_url":           "advanced: remote Chromium; env GEMINI_SUPPLY_BROWSER_REMOTE_URL",
+	"viewport_width":               "the planner and prompts are tuned for the default",
+	"viewport_height":              "the planner and prompts are tuned for the default",
+	"data_dir":                     "fixed: /data in the add-on",
+	"shopping_list":                "the add-on shops the Home Assistant to-do list (todo_entity)",
+	"trace_dir":                    "fixed under /config/traces in the add-on",
+	"telegram_api_endpoint":        "developer setting: points the bot at a fake",
+	"home_assistant_url":           "the add-on reaches Home Assistant through the Supervisor",
+	"home_assistant_token":         "the add-on uses SUPERVISOR_TOKEN",
+	"mqtt_discovery_prefix":        "Home Assistant's default (homeassistant) is assumed",
+}
+
+// configKeys lists the yaml keys of config.Config.
+func configKeys(t *testing.T) []string {
+	t.Helper()
+	var keys []string
+	ty := reflect.TypeOf(config.Config{})
+	for i := range ty.NumField() {
+		tag := strings.Split(ty.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		keys = append(keys, tag)
+	}
+	return keys
+}
+
+func TestOptionsSchemaTranslationsAndConfigAgree(t *testing.T) {
+	m := loadManifest(t)
+	var tr struct {
+		Configuration map[string]struct {
+			Name        string `yaml:"name"`
+			Description string `yaml:"description"`
+		} `yaml:"configuration"`
+	}
+	decodeYAML(t, "translations/en.yaml", &tr)
+	cfgKeys := configKeys(t)
+
+	for key := range m.Options {
+		if _, ok := m.Schema[key]; !ok {
+			t.Errorf("option %q has no schema entry", key)
+		}
+		if e, ok := tr.Configuration[key]; !ok || e.Name == "" || e.Description == "" {
+			t.Errorf("option %q has no name/description in translations/en.yaml", key)
+		}
+		if !slices.Contains(cfgKeys, key) {
+			t.Errorf("option %q is not read by internal/config (no Config field with yaml:%q)", key, key)
+		}
+		if why, ok := notOptions[key]; ok {
+			t.Errorf("option %q is listed as not-an-option (%s)", key, why)
+		}
+	}
+	for key, typ := range m.Schema {
+		if _, ok := m.Options[key]; !ok {
+			t.Errorf("schema entry %q has no option", key)
+		}
+		s, _ := typ.(string)
+		if !schemaType.MatchString(s) {
+			t.Errorf("schema entry %q: %q is not an add-on schema type", key, typ)
+		}
+		if strings.Contains(key, "password") || strings.Contains(key, "token") || strings.HasSuffix(key, "api_key") {
+			if !strings.HasPrefix(s, "password") {
+				t.Errorf("schema entry %q holds a secret and must use type password, not %q", key, s)
+			}
+		}
+	}
+	for key := range tr.Configuration {
+		if _, ok := m.Options[key]; !ok {
+			t.Errorf("translation %q names no option", key)
+		}
+	}
+	for _, key := range cfgKeys {
+		_, isOption := m.Options[key]
+		_, excluded := notOptions[key]
+		if !isOption && !excluded {
+			t.Errorf("config key %q is neither an add-on option nor listed in notOptions with a reason", key)
+		}
+	}
+	for key := range notOptions {
+		if !slices.Contains(cfgKeys, key) {
+			t.Errorf("notOptions names %q, which internal/config does not have", key)
+		}
+	}
+}
+
+// playwright-go v0.XXYY.Z requires Playwright driver 1.XX.YY; the setup
+// script and the image must install exactly that.
+func TestDriverVersionAgrees(t *testing.T) {
+	gomod := string(readFile(t, "go.mod"))
+	m := regexp.MustCompile(`github.com/playwright-community/playwright-go v0\.(\d+)(\d\d)\.\d+`).FindStringSubmatch(gomod)
+	if m == nil {
+		t.Fatal("go.mod does not require playwright-go v0.XXYY.Z")
+	}
+	want := "1." + m[1] + "." + strings.TrimPrefix(m[2], "0")
+	if m[2] == "00" {
+		want = "1." + m[1] + ".0"
+	}
+	setup := regexp.MustCompile(`PLAYWRIGHT_DRIVER_VERSION=([0-9.]+)`).FindSubmatch(readFile(t, "scripts/driver-version"))
+	docker := regexp.MustCompile(`ARG PLAYWRIGHT_DRIVER_VERSION=([0-9.]+)`).FindSubmatch(readFile(t, "Dockerfile"))
+	if setup == nil || string(setup[1]) != want {
+		t.Errorf("scripts/driver-version: want PLAYWRIGHT_DRIVER_VERSION=%s (from go.mod), got %q", want, setup)
+	}
+	if docker == nil || string(docker[1]) != want {
+		t.Errorf("Dockerfile: want ARG PLAYWRIGHT_DRIVER_VERSION=%s (from go.mod), got %q", want, docker)
+	}
+}
+
+func TestDockerfileMatchesSetupLayout(t *testing.T) {
+	d := string(readFile(t, "Dockerfile"))
+	for _, want := range []string{
+		"ARG BUILD_FROM=",
+		"FROM ${BUILD_FROM}",
+		"-trimpath",
+		`-ldflags "-s -w -X main.version=`,
+		"chromium",
+		"nodejs",
+		"PLAYWRIGHT_DRIVER_PATH=/opt/playwright-driver",
+		"PLAYWRIGHT_NODEJS_PATH=",
+		"GEMINI_SUPPLY_BROWSER_EXECUTABLE=",
+		"COPY rootfs /",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	// The setup script exports the same variable names the image sets.
+	setup := string(readFile(t, "scripts/setup.sh"))
+	for _, name := range []string{"PLAYWRIGHT_DRIVER_PATH", "PLAYWRIGHT_NODEJS_PATH", "GEMINI_SUPPLY_BROWSER_EXECUTABLE"} {
+		if !strings.Contains(setup, "export "+name+"=") {
+			t.Errorf("scripts/setup.sh does not export %s", name)
+		}
+	}
+	var b struct {
+		BuildFrom map[string]string `yaml:"build_from"`
+	}
+	decodeYAML(t, "build.yaml", &b)
+	for _, arch := range loadManifest(t).Arch {
+		if b.BuildFrom[arch] == "" {
+			t.Errorf("build.yaml has no build_from for %s", arch)
+		}
+	}
+}
+
+func TestS6Service(t *testing.T) {
+	dir := "rootfs/etc/s6-overlay/s6-rc.d/gemini-supply"
+	if got := strings.TrimSpace(string(readFile(t, dir+"/type"))); got != "longrun" {
+		t.Errorf("%s/type = %q, want longrun", dir, got)
+	}
+	for _, script := range []string{"run", "finish"} {
+		p := filepath.Join(repoRoot(t), dir, script)
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		if fi.Mode()&0o111 == 0 {
+			t.Errorf("%s/%s is not executable", dir, script)
+		}
+		if !strings.HasPrefix(string(readFile(t, dir+"/"+script)), "#!") {
+			t.Errorf("%s/%s has no #! line", dir, script)
+		}
+	}
+	run := string(readFile(t, dir+"/run"))
+	if !regexp.MustCompile(`(?m)^exec gemini-supply serve\b`).MatchString(run) {
+		t.Errorf("%s/run must exec gemini-supply serve", dir)
+	}
+	if !strings.Contains(run, "/proc/1/fd/0") {
+		t.Errorf("%s/run must attach the container's stdin (/proc/1/fd/0) for hassio.addon_stdin", dir)
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot(t), "rootfs/etc/s6-overlay/s6-rc.d/user/contents.d/gemini-supply")); err != nil {
+		t.Errorf("service not enabled in user bundle: %v", err)
+	}
+}
+
+func TestIconAndLogo(t *testing.T) {
+	for _, f := range []string{"icon.png", "logo.png"} {
+		b := readFile(t, f)
+		if len(b) < 24 || string(b[1:4]) != "PNG" {
+			t.Errorf("%s is not a PNG", f)
+		}
+	}
+	icon := readFile(t, "icon.png")
+	w := int(icon[16])<<24 | int(icon[17])<<16 | int(icon[18])<<8 | int(icon[19])
+	h := int(icon[20])<<24 | int(icon[21])<<16 | int(icon[22])<<8 | int(icon[23])
+	if w != 128 || h != 128 {
+		t.Errorf("icon.png is %dx%d, want 128x128", w, h)
+	}
+}
