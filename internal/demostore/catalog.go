@@ -39,7 +39,7 @@ type Aisle struct {
 	Slug, Name, NameFR string
 }
 
-// Aisles lists the demo store's aisles in navigation-bar order.
+// aisles lists the demo store's aisles in navigation-bar order.
 var aisles = []Aisle{
 	{Slug: "dairy-eggs", Name: "Dairy & Eggs", NameFR: "Produits laitiers et œufs"},
 	{Slug: "fruits-vegetables", Name: "Fruits & Vegetables", NameFR: "Fruits et légumes"},
@@ -131,6 +131,19 @@ func ProductByID(id string) (Product, bool) {
 // whose names match more words come first, then catalogue order. English
 // and French pages show the same results for the same query.
 func Search(query string) []Product {
+	all := searchAll(query)
+	if len(all) > MaxTiles {
+		all = all[:MaxTiles]
+	}
+	out := make([]Product, len(all))
+	for i, p := range all {
+		out[i], _ = ProductByID(p.ID)
+	}
+	return out
+}
+
+// searchAll returns every match of query, best first.
+func searchAll(query string) []*Product {
 	q := tokens(query)
 	if len(q) == 0 {
 		return nil
@@ -147,12 +160,9 @@ func Search(query string) []Product {
 		}
 	}
 	sort.SliceStable(hits, func(a, b int) bool { return hits[a].score > hits[b].score })
-	if len(hits) > MaxTiles {
-		hits = hits[:MaxTiles]
-	}
-	out := make([]Product, len(hits))
+	out := make([]*Product, len(hits))
 	for i, h := range hits {
-		out[i], _ = ProductByID(catalogue[h.idx].ID)
+		out[i] = &catalogue[h.idx]
 	}
 	return out
 }

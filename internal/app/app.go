@@ -1,0 +1,496 @@
+// Package app wires a config.Config into shopping runs: the store profile
+// (and the embedded demo store for --store demo), the model client (or the
+// in-process fake Gemini with the scripted planner for --model scripted),
+// the browser Host, the cart reader, preferences, the list provider and the
+// notifiers. `shop`, `demo` and `serve` all run through Runner, so they share
+// one code path.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+	"google.golang.org/genai"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/demostore"
+	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
+	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/preferences"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/scripted"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
+)
+
+// Deps are a run's collaborators that do not come from the configuration
+// alone: the integrations `serve` (or the CLI) sets up.
+type Deps struct {
+	// Provider is the shopping list; nil opens the YAML file named by
+	// Config.ShoppingList for each run.
+	Provider shoppinglist.Provider
+	// Resolver answers present_options (Telegram); nil: agents cannot ask.
+	Resolver shop.ChoiceResolver
+	// Confirmer answers safety confirmations; nil denies them.
+	Confirmer agent.Confirmer
+	// Preferences remembers chosen products; nil opens the store in
+	// Config.DataDir (or runs without when there is none).
+	Preferences shop.Preferences
+	// Notifiers receive the summary besides the provider.
+	Notifiers []shop.Notifier
+	// Bus receives every run's events; nil: a private bus.
+	Bus *runstatus.Bus
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// RunAgent replaces agent.Run (tests); nil: agent.Run.
+	RunAgent shop.AgentFunc
+	// Scripted customises the planner behind --model scripted.
+	Scripted ScriptedOptions
+	// ModelBackoff replaces the agent's waits between retries of a failed
+	// model call (tests); nil: the agent's default (1, 2, 4, 8 s).
+	ModelBackoff []time.Duration
+}
+
+// ScriptedOptions customise the offline scripted model (tests, and demos of
+// the failure paths).
+type ScriptedOptions struct {
+	// Misbehave makes the planner misbehave for some items (by the goal's
+	// "Item:" text).
+	Misbehave map[string]scripted.Misbehaviour
+	// Wrap, when set, wraps the planner's script (to answer some requests
+	// differently).
+	Wrap func(gemini.Script) gemini.Script
+	// KeepRequests keeps the request bodies for inspection (FakeGemini).
+	KeepRequests bool
+}
+
+// ScriptedAPIKey is not a secret: it is the key the in-process fake Gemini
+// server accepts for --model scripted.
+const scriptedAPIKeyPrefix = "scripted-"
+
+// Runner runs shopping runs, one at a time, from one configuration. It
+// implements serve's Runner (Run) and gives the CLI the full result (Shop).
+// What it starts lazily — the demo store, the fake Gemini server, the model
+// client — lives until Close.
+type Runner struct {
+	cfg  config.Config
+	deps Deps
+	log  *slog.Logger
+
+	busy sync.Mutex // held by the running run (TryLock: ErrBusy)
+
+	envMu sync.Mutex
+	env   *environment
+	prefs shop.Preferences
+}
+
+// environment is what runs share.
+type environment struct {
+	profile     store.Profile
+	demo        *demostore.Server
+	fake        *gemini.Server
+	client      *genai.Client
+	model       string
+	reviewModel string
+	extraArgs   []string
+	username    string
+	password    config.Secret
+	profileDir  string
+	tempDirs    []string
+}
+
+// NewRunner checks the configuration's run settings (store, model, key)
+// and returns a Runner. It starts nothing.
+func NewRunner(cfg config.Config, deps Deps) (*Runner, error) {
+	if cfg.Store == "" {
+		cfg.Store = config.DefaultStore
+	}
+	if cfg.GeminiModel == "" {
+		cfg.GeminiModel = config.DefaultModel
+	}
+	if _, err := store.Lookup(cfg.Store); err != nil {
+		return nil, fmt.Errorf("store setting: %w", err)
+	}
+	scriptedModel := cfg.GeminiModel == config.ScriptedModel
+	if scriptedModel && !strings.EqualFold(cfg.Store, "demo") {
+		return nil, fmt.Errorf("the scripted model only knows the demo store: use --store demo with --model scripted, or a real Gemini model with --store %s", cfg.Store)
+	}
+	if !scriptedModel && !cfg.GeminiAPIKey.IsSet() && deps.RunAgent == nil {
+		return nil, errors.New("no Gemini API key: set GEMINI_API_KEY (or gemini_api_key), or try the product offline with --store demo --model scripted")
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg, deps: deps, log: log.With("component", "app")}, nil
+}
+
+// Run shops once (serve.Runner). It returns runstatus.ErrBusy while
+// another run is in progress.
+func (r *Runner) Run(ctx context.Context, req runstatus.Request) (report.Summary, error) {
+	res, err := r.Shop(ctx, req)
+	return res.Summary, err
+}
+
+// Shop shops once and returns the full result (summary, review, journal).
+// The error is nil when the run finished, whatever the items' outcomes.
+func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, error) {
+	if !r.busy.TryLock() {
+		return shop.Result{}, runstatus.ErrBusy
+	}
+	defer r.busy.Unlock()
+
+	env, err := r.environment(ctx)
+	if err != nil {
+		return shop.Result{State: runstatus.StateFailed, Error: err.Error()}, err
+	}
+	provider := r.deps.Provider
+	if provider == nil {
+		p, err := OpenList(r.cfg.ShoppingList, r.log)
+		if err != nil {
+			return shop.Result{State: runstatus.StateFailed, Error: err.Error()}, err
+		}
+		provider = p
+	}
+	concurrency := r.cfg.Concurrency
+	if req.Concurrency > 0 {
+		concurrency = req.Concurrency
+	}
+	if concurrency < 1 {
+		concurrency = config.DefaultConcurrency
+	}
+	limiter := semaphore.NewWeighted(int64(concurrency))
+
+	var cart shop.CartReader
+	if env.demo != nil {
+		cart = demoCart{env.demo}
+	} else {
+		cart = &shop.ModelCartReader{
+			Client: env.client, Model: env.reviewModel, CartURL: env.profile.CartURL, Limiter: limiter,
+			InputPricePerMTok: r.cfg.GeminiInputPricePerMTok, OutputPricePerMTok: r.cfg.GeminiOutputPricePerMTok,
+			Logger: r.log,
+		}
+	}
+	journalDir := ""
+	if r.cfg.DataDir != "" {
+		journalDir = shop.JournalDir(r.cfg.DataDir)
+	}
+	source := req.Source
+	if source == "" {
+		source = "terminal"
+	}
+	scfg := shop.Config{
+		Provider:   provider,
+		LaunchHost: r.launcher(env),
+		Store:      storeInfo(env.profile),
+		Agent: agent.Config{
+			Client:             env.client,
+			Model:              env.model,
+			MaxTurns:           r.cfg.MaxTurns,
+			TimeBudget:         r.cfg.TimeBudget,
+			Confirmer:          r.deps.Confirmer,
+			Limiter:            limiter,
+			TraceDir:           r.cfg.TraceDir,
+			Logger:             r.log.With("component", "agent"),
+			InputPricePerMTok:  r.cfg.GeminiInputPricePerMTok,
+			OutputPricePerMTok: r.cfg.GeminiOutputPricePerMTok,
+			Backoff:            r.deps.ModelBackoff,
+		},
+		RunAgent:    r.deps.RunAgent,
+		Concurrency: concurrency,
+		ModelCalls:  concurrency,
+		RetryTagged: r.cfg.RetryTagged || req.RetryTagged,
+		Items:       req.Items,
+		PostalCode:  r.cfg.PostalCode,
+		Resolver:    r.deps.Resolver,
+		Preferences: r.preferences(),
+		Cart:        cart,
+		Notifiers:   r.deps.Notifiers,
+		Bus:         r.deps.Bus,
+		JournalDir:  journalDir,
+		Source:      source,
+		Logger:      r.log.With("component", "shop"),
+	}
+	return shop.Run(ctx, scfg)
+}
+
+// FakeGemini is the in-process model server of --model scripted, once a
+// run started it.
+func (r *Runner) FakeGemini() *gemini.Server {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.env == nil {
+		return nil
+	}
+	return r.env.fake
+}
+
+// DemoStore is the embedded demo store, once a --store demo run started it.
+func (r *Runner) DemoStore() *demostore.Server {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.env == nil {
+		return nil
+	}
+	return r.env.demo
+}
+
+// Close stops what the Runner started (demo store, fake Gemini server) and
+// removes its temporary directories.
+func (r *Runner) Close(ctx context.Context) error {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	env := r.env
+	r.env = nil
+	if env == nil {
+		return nil
+	}
+	var errs []error
+	if env.fake != nil {
+		env.fake.Close()
+	}
+	if env.demo != nil {
+		if err := env.demo.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, d := range env.tempDirs {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// environment starts (once) what runs share.
+func (r *Runner) environment(ctx context.Context) (*environment, error) {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.env != nil {
+		return r.env, nil
+	}
+	profile, err := store.Lookup(r.cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	env := &environment{profile: profile, model: r.cfg.GeminiModel, username: r.cfg.MetroUsername, password: r.cfg.MetroPassword}
+	ok := false
+	defer func() {
+		if !ok {
+			if env.fake != nil {
+				env.fake.Close()
+			}
+			if env.demo != nil {
+				_ = env.demo.Close()
+			}
+			for _, d := range env.tempDirs {
+				_ = os.RemoveAll(d)
+			}
+		}
+	}()
+
+	if profile.Name == "demo" {
+		// The demo store lives as long as the Runner, not the request.
+		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.log})
+		if err != nil {
+			return nil, fmt.Errorf("start the demo store: %w", err)
+		}
+		env.demo = srv
+		env.extraArgs = append(env.extraArgs, "--host-resolver-rules="+srv.HostResolverRules())
+		env.username, env.password = demoCredentials(srv)
+		// The demo store answers for metro's host names: never mix its
+		// cookies into the real profile.
+		dir, err := os.MkdirTemp("", "gemini-supply-demo-profile-")
+		if err != nil {
+			return nil, fmt.Errorf("create the demo browser profile: %w", err)
+		}
+		env.tempDirs = append(env.tempDirs, dir)
+		env.profileDir = dir
+	} else {
+		env.profileDir = r.cfg.BrowserProfileDir
+		if env.profileDir == "" && r.cfg.DataDir != "" {
+			env.profileDir = filepath.Join(r.cfg.DataDir, "browser-profile")
+		}
+	}
+
+	switch {
+	case r.deps.RunAgent != nil && r.cfg.GeminiModel != config.ScriptedModel && !r.cfg.GeminiAPIKey.IsSet():
+		// Tests with a fake agent need no client.
+	case r.cfg.GeminiModel == config.ScriptedModel:
+		so := r.deps.Scripted
+		script := scripted.New(scripted.Options{
+			Store:             env.demo,
+			PostalCode:        r.cfg.PostalCode,
+			BaseURL:           strings.TrimSuffix(env.demo.BaseURL(), "/"),
+			SearchURLTemplate: profile.SearchURLTemplate,
+			Width:             r.cfg.ViewportWidth,
+			Height:            r.cfg.ViewportHeight,
+			Misbehave:         so.Misbehave,
+		}).Script()
+		if so.Wrap != nil {
+			script = so.Wrap(script)
+		}
+		key := make([]byte, 12)
+		_, _ = rand.Read(key)
+		fake := gemini.New(gemini.Config{APIKey: scriptedAPIKeyPrefix + hex.EncodeToString(key), Script: script, Logger: r.log, DiscardRequests: !so.KeepRequests})
+		if err := fake.Start(); err != nil {
+			return nil, fmt.Errorf("start the scripted model: %w", err)
+		}
+		env.fake = fake
+		c, err := fake.NewClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		env.client = c
+		env.reviewModel = config.ScriptedModel
+	default:
+		c, err := genai.NewClient(ctx, &genai.ClientConfig{
+			APIKey:      r.cfg.GeminiAPIKey.Reveal(),
+			Backend:     genai.BackendGeminiAPI,
+			HTTPOptions: genai.HTTPOptions{BaseURL: r.cfg.GeminiBaseURL},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("create the Gemini client: %w", err)
+		}
+		env.client = c
+		env.reviewModel = ReviewModel(r.cfg.GeminiModel)
+	}
+	ok = true
+	r.env = env
+	return env, nil
+}
+
+// ReviewModel is the model that reads the cart page for the review: Computer
+// Use models are made for acting, so a general model reads the page.
+func ReviewModel(model string) string {
+	if strings.Contains(model, "computer-use") {
+		return DefaultReviewModel
+	}
+	return model
+}
+
+// DefaultReviewModel reads the cart page when the run uses a Computer Use model.
+const DefaultReviewModel = "gemini-2.5-flash"
+
+// launcher starts the browser for one run.
+func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, error) {
+	return func(ctx context.Context) (shop.Host, error) {
+		h, err := browser.Launch(ctx, browser.Options{
+			ExecutablePath: r.cfg.BrowserExecutable,
+			ProfileDir:     env.profileDir,
+			RemoteURL:      r.cfg.BrowserRemoteURL,
+			Headless:       r.cfg.BrowserHeadless || env.demo != nil,
+			Width:          r.cfg.ViewportWidth,
+			Height:         r.cfg.ViewportHeight,
+			ExtraArgs:      env.extraArgs,
+			Store:          env.profile,
+			Username:       env.username,
+			Password:       env.password,
+			Logger:         r.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return shop.BrowserHost(h), nil
+	}
+}
+
+func (r *Runner) preferences() shop.Preferences {
+	if r.deps.Preferences != nil {
+		return r.deps.Preferences
+	}
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.prefs != nil || r.cfg.DataDir == "" {
+		return r.prefs
+	}
+	st, err := preferences.Open(r.cfg.DataDir, preferences.WithLogger(r.log))
+	if err != nil {
+		r.log.Warn("remembered products are unavailable", "err", err)
+		return nil
+	}
+	r.prefs = Preferences(st)
+	return r.prefs
+}
+
+// Preferences adapts a preferences store to shop.Preferences.
+func Preferences(st *preferences.Store) shop.Preferences { return prefsAdapter{st} }
+
+type prefsAdapter struct{ st *preferences.Store }
+
+func (p prefsAdapter) Lookup(item string) (shop.PreferredProduct, bool) {
+	pr, ok := p.st.Lookup(item)
+	if !ok {
+		return shop.PreferredProduct{}, false
+	}
+	return shop.PreferredProduct{Name: pr.Name, URL: pr.URL, ProductID: pr.ProductID, Price: pr.Price}, true
+}
+
+func (p prefsAdapter) Remember(item string, pp shop.PreferredProduct) error {
+	return p.st.Remember(preferences.Key(item), preferences.Product{Name: pp.Name, URL: pp.URL, ProductID: pp.ProductID, Price: pp.Price})
+}
+
+// storeInfo describes a profile to the run.
+func storeInfo(p store.Profile) shop.Store {
+	display := "metro.ca"
+	if p.Name == "demo" {
+		display = "the demo store"
+	}
+	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint}
+}
+
+func demoCredentials(srv *demostore.Server) (string, config.Secret) {
+	u, p := srv.Credentials()
+	return u, config.Secret(p)
+}
+
+// OpenList opens the YAML shopping list at path.
+func OpenList(path string, log *slog.Logger) (shoppinglist.Provider, error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, errors.New("no shopping list: pass --shopping-list path/to/list.yaml (a Home Assistant list is used by 'serve')")
+	}
+	f, err := shoppinglist.OpenYAML(path, shoppinglist.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// demoCart reads the embedded demo store's cart. The demo store is one
+// shopper whose cart belongs to the account, and it runs in this process,
+// so its cart is read directly (the store's /api/cart needs the browser's
+// session cookie, which browser.Tab does not expose).
+type demoCart struct{ srv *demostore.Server }
+
+var _ shop.CartReader = demoCart{}
+
+func (d demoCart) ReadCart(context.Context, shop.Host) (shop.Cart, error) {
+	lines := d.srv.Cart()
+	out := shop.Cart{Lines: make([]shop.CartLine, 0, len(lines)), ReadAt: time.Now()}
+	for _, l := range lines {
+		name := l.Name
+		if p, ok := demostore.ProductByID(l.ProductID); ok {
+			name = strings.Join(strings.Fields(p.Brand+" "+p.Name+" "+p.Size), " ")
+		}
+		c := money.Cents(l.UnitCents)
+		out.Lines = append(out.Lines, shop.CartLine{
+			Name: name, ProductID: l.ProductID, Quantity: l.Quantity,
+			Price: money.Price{Text: money.Format(c), UnitCents: c, Known: true},
+		})
+	}
+	return out, nil
+}

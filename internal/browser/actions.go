@@ -1,0 +1,425 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/screen"
+)
+
+// Scroll amounts of ScrollDocument, as fractions of the viewport.
+const (
+	docScrollVertical   = 0.8
+	docScrollHorizontal = 0.5
+	defaultMagnitude    = 800
+)
+
+// px maps a normalised point (0–999 on both axes, clamped) to viewport
+// pixels.
+func (t *Tab) px(p screen.Point) (float64, float64) {
+	x := min(max(p.X, 0), 999)
+	y := min(max(p.Y, 0), 999)
+	return float64(x) / 1000 * float64(t.h.opts.Width), float64(y) / 1000 * float64(t.h.opts.Height)
+}
+
+func mouseButton(b screen.Button) (*playwright.MouseButton, error) {
+	switch screen.Button(strings.ToLower(string(b))) {
+	case "", screen.ButtonLeft:
+		return playwright.MouseButtonLeft, nil
+	case screen.ButtonRight:
+		return playwright.MouseButtonRight, nil
+	case screen.ButtonMiddle:
+		return playwright.MouseButtonMiddle, nil
+	}
+	return nil, &InputError{Input: string(b), Reason: "unknown mouse button (left, right or middle)"}
+}
+
+// Screenshot returns the viewport as PNG (or JPEG, per Options). With the
+// store's auth marker on every page, a store page without it returns
+// ErrAuthExpired instead (unless Options.SkipAuthCheck).
+func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
+	var out []byte
+	err := t.act(ctx, "screenshot", false, func(c call) error {
+		if err := t.checkSignedIn(c); err != nil {
+			return err
+		}
+		o := playwright.PageScreenshotOptions{Timeout: c.ms(), Scale: playwright.ScreenshotScaleCss}
+		if t.h.opts.ScreenshotFormat == "jpeg" {
+			o.Type = playwright.ScreenshotTypeJpeg
+			o.Quality = playwright.Int(t.h.opts.JPEGQuality)
+		} else {
+			o.Type = playwright.ScreenshotTypePng
+		}
+		b, err := t.page.Screenshot(o)
+		out = b
+		return err
+	})
+	return out, err
+}
+
+// checkSignedIn returns ErrAuthExpired when the tab shows a page of the
+// store's own site without the signed-in marker.
+func (t *Tab) checkSignedIn(c call) error {
+	p := t.h.profile
+	if t.h.opts.SkipAuthCheck || !p.AuthMarkerOnEveryPage || p.AuthMarkerSelector == "" {
+		return nil
+	}
+	cur, err := url.Parse(t.page.URL())
+	home, herr := url.Parse(p.HomeURL)
+	if err != nil || herr != nil || !strings.EqualFold(cur.Hostname(), home.Hostname()) {
+		return nil
+	}
+	wait := min(authGraceOnScreenshot, max(time.Until(c.deadline)-time.Second, 0))
+	err = t.page.Locator(p.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
+		State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(wait.Milliseconds()) + 1),
+	})
+	if err == nil {
+		return nil
+	}
+	if isTargetClosed(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %s", ErrAuthExpired, redactURL(cur.String()))
+}
+
+// Click clicks button count times (1 single, 2 double, 3 triple) at p.
+func (t *Tab) Click(ctx context.Context, p screen.Point, button screen.Button, count int) error {
+	b, err := mouseButton(button)
+	if err != nil {
+		return err
+	}
+	count = min(max(count, 1), 3)
+	x, y := t.px(p)
+	return t.act(ctx, "click", true, func(call) error {
+		if err := t.page.Mouse().Move(x, y); err != nil {
+			return err
+		}
+		return t.page.Mouse().Click(x, y, playwright.MouseClickOptions{Button: b, ClickCount: playwright.Int(count)})
+	})
+}
+
+// Move moves the mouse to p (hover).
+func (t *Tab) Move(ctx context.Context, p screen.Point) error {
+	x, y := t.px(p)
+	return t.act(ctx, "move", true, func(call) error { return t.page.Mouse().Move(x, y) })
+}
+
+// MouseDown presses a mouse button where the mouse is.
+func (t *Tab) MouseDown(ctx context.Context, button screen.Button) error {
+	b, err := mouseButton(button)
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "mouse down", true, func(call) error {
+		return t.page.Mouse().Down(playwright.MouseDownOptions{Button: b})
+	})
+}
+
+// MouseUp releases a mouse button where the mouse is.
+func (t *Tab) MouseUp(ctx context.Context, button screen.Button) error {
+	b, err := mouseButton(button)
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "mouse up", true, func(call) error {
+		return t.page.Mouse().Up(playwright.MouseUpOptions{Button: b})
+	})
+}
+
+// typeText presses a key for every character a US keyboard has and
+// inserts the rest, so pages see keydown/keyup for ordinary typing.
+func (t *Tab) typeText(text string) error {
+	kb := t.page.Keyboard()
+	for _, s := range strokes(text) {
+		var err error
+		if s.key != "" {
+			err = kb.Press(s.key)
+		} else {
+			err = kb.InsertText(s.insert)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TypeAt clicks p, optionally clears the field (select all + delete),
+// types text key by key and optionally presses Enter.
+func (t *Tab) TypeAt(ctx context.Context, p screen.Point, text string, pressEnter, clearBefore bool) error {
+	x, y := t.px(p)
+	return t.act(ctx, "type", true, func(call) error {
+		m := t.page.Mouse()
+		if err := m.Move(x, y); err != nil {
+			return err
+		}
+		if err := m.Click(x, y); err != nil {
+			return err
+		}
+		if clearBefore {
+			if err := t.page.Keyboard().Press("ControlOrMeta+a"); err != nil {
+				return err
+			}
+			if err := t.page.Keyboard().Press("Delete"); err != nil {
+				return err
+			}
+		}
+		if err := t.typeText(text); err != nil {
+			return err
+		}
+		if pressEnter {
+			return t.page.Keyboard().Press("Enter")
+		}
+		return nil
+	})
+}
+
+// Type types text into whatever has focus, optionally pressing Enter.
+func (t *Tab) Type(ctx context.Context, text string, pressEnter bool) error {
+	return t.act(ctx, "type", true, func(call) error {
+		if err := t.typeText(text); err != nil {
+			return err
+		}
+		if pressEnter {
+			return t.page.Keyboard().Press("Enter")
+		}
+		return nil
+	})
+}
+
+// PressKeys presses a key or a combination such as "Control+a" or
+// "Meta+Shift+t" (names case-insensitive, see canonicalKey).
+func (t *Tab) PressKeys(ctx context.Context, keys string) error {
+	mods, key, err := parseCombo(keys)
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "press keys", true, func(call) error {
+		kb := t.page.Keyboard()
+		for i, m := range mods {
+			if err := kb.Down(m); err != nil {
+				for j := i - 1; j >= 0; j-- {
+					_ = kb.Up(mods[j])
+				}
+				return err
+			}
+		}
+		err := kb.Press(key)
+		for j := len(mods) - 1; j >= 0; j-- {
+			if uerr := kb.Up(mods[j]); err == nil {
+				err = uerr
+			}
+		}
+		return err
+	})
+}
+
+// KeyDown holds a key down.
+func (t *Tab) KeyDown(ctx context.Context, key string) error {
+	k, err := canonicalKey(key)
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "key down", true, func(call) error { return t.page.Keyboard().Down(k) })
+}
+
+// KeyUp releases a key.
+func (t *Tab) KeyUp(ctx context.Context, key string) error {
+	k, err := canonicalKey(key)
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "key up", true, func(call) error { return t.page.Keyboard().Up(k) })
+}
+
+func directionDelta(d screen.Direction, dx, dy float64) (float64, float64, error) {
+	switch screen.Direction(strings.ToLower(string(d))) {
+	case screen.DirectionDown:
+		return 0, dy, nil
+	case screen.DirectionUp:
+		return 0, -dy, nil
+	case screen.DirectionRight:
+		return dx, 0, nil
+	case screen.DirectionLeft:
+		return -dx, 0, nil
+	}
+	return 0, 0, &InputError{Input: string(d), Reason: "unknown scroll direction (up, down, left or right)"}
+}
+
+// ScrollDocument scrolls the whole page by most of a screen (up/down) or
+// half a screen (left/right). If the document itself does not scroll (an
+// app that scrolls an inner element), it scrolls what is under the middle
+// of the viewport.
+func (t *Tab) ScrollDocument(ctx context.Context, d screen.Direction) error {
+	w, h := float64(t.h.opts.Width), float64(t.h.opts.Height)
+	dx, dy, err := directionDelta(d, w*docScrollHorizontal, h*docScrollVertical)
+	if err != nil {
+		return err
+	}
+	return t.act(ctx, "scroll document", true, func(call) error {
+		moved, err := t.page.Evaluate(`([dx, dy]) => {
+  const x = window.scrollX, y = window.scrollY;
+  window.scrollBy({left: dx, top: dy, behavior: 'instant'});
+  return window.scrollX !== x || window.scrollY !== y;
+}`, []float64{dx, dy})
+		if err != nil {
+			return err
+		}
+		if ok, _ := moved.(bool); ok {
+			return nil
+		}
+		if err := t.page.Mouse().Move(w/2, h/2); err != nil {
+			return err
+		}
+		return t.page.Mouse().Wheel(dx, dy)
+	})
+}
+
+// ScrollAt scrolls what is under p by magnitude, in normalised units of
+// the viewport (0–999; 0 means 800, larger values are clamped).
+func (t *Tab) ScrollAt(ctx context.Context, p screen.Point, d screen.Direction, magnitude int) error {
+	if magnitude <= 0 {
+		magnitude = defaultMagnitude
+	}
+	magnitude = min(magnitude, 999)
+	w, h := float64(t.h.opts.Width), float64(t.h.opts.Height)
+	dx, dy, err := directionDelta(d, float64(magnitude)/1000*w, float64(magnitude)/1000*h)
+	if err != nil {
+		return err
+	}
+	x, y := t.px(p)
+	return t.act(ctx, "scroll", true, func(call) error {
+		if err := t.page.Mouse().Move(x, y); err != nil {
+			return err
+		}
+		if err := t.page.Mouse().Wheel(dx, dy); err != nil {
+			return err
+		}
+		// Wheel events are handled asynchronously: wait two frames so the
+		// scroll has landed before the next screenshot.
+		_, err := t.page.Evaluate(`() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+		return err
+	})
+}
+
+// DragAndDrop presses the left button at from, moves to to and releases.
+func (t *Tab) DragAndDrop(ctx context.Context, from, to screen.Point) error {
+	fx, fy := t.px(from)
+	tx, ty := t.px(to)
+	return t.act(ctx, "drag and drop", true, func(call) error {
+		m := t.page.Mouse()
+		if err := m.Move(fx, fy); err != nil {
+			return err
+		}
+		if err := m.Down(); err != nil {
+			return err
+		}
+		if err := m.Move(tx, ty, playwright.MouseMoveOptions{Steps: playwright.Int(12)}); err != nil {
+			_ = m.Up()
+			return err
+		}
+		return m.Up()
+	})
+}
+
+var schemeRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+
+// normalizeURL adds https:// to an address without a scheme. "host:port"
+// counts as having none.
+func normalizeURL(raw string) string {
+	s := strings.TrimSpace(raw)
+	if strings.Contains(s, "://") {
+		return s
+	}
+	if m := schemeRE.FindString(s); m != "" {
+		rest := s[len(m):]
+		if rest == "" || rest[0] < '0' || rest[0] > '9' { // "about:blank", "javascript:…", not "host:8080"
+			return s
+		}
+	}
+	return "https://" + strings.TrimPrefix(s, "//")
+}
+
+// Navigate opens an address in the tab (https:// added when no scheme is
+// given). Addresses the store policy forbids return a *BlockedError
+// without any request being made.
+func (t *Tab) Navigate(ctx context.Context, raw string) error {
+	u := normalizeURL(raw)
+	if pol := t.h.profile.CheckURL(u); !pol.Allowed {
+		if pu, err := url.Parse(u); err == nil && pu.Host != "" && !t.h.profile.HostAllowed(pu.Hostname()) {
+			t.h.noteBlockedHost(pu.Hostname(), "navigate")
+		}
+		return &BlockedError{URL: u, Reason: pol.Reason}
+	}
+	return t.act(ctx, "navigate", true, func(c call) error {
+		_, err := t.page.Goto(u, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad, Timeout: c.ms()})
+		return t.navResult(u, err)
+	})
+}
+
+// navResult turns a navigation's error into what the caller should see: a
+// policy block, a network failure for the model, or nothing for a slow
+// page (the model sees what loaded).
+func (t *Tab) navResult(u string, err error) error {
+	if err == nil {
+		return nil
+	}
+	t.st.mu.Lock()
+	blocked := t.st.lastBlock
+	t.st.mu.Unlock()
+	if blocked != nil {
+		return blocked
+	}
+	if isTargetClosed(err) {
+		return err
+	}
+	if errorIsTimeout(err) {
+		t.h.log.Debug("navigation did not finish loading in time; going on with what loaded", "url", redactURL(u))
+		return nil
+	}
+	if strings.Contains(err.Error(), "net::ERR_") {
+		return &NavigationError{URL: u, Err: err}
+	}
+	return err
+}
+
+func errorIsTimeout(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "Timeout") || strings.Contains(err.Error(), "timeout"))
+}
+
+// GoBack goes back in the tab's history.
+func (t *Tab) GoBack(ctx context.Context) error {
+	return t.act(ctx, "go back", true, func(c call) error {
+		_, err := t.page.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateCommit, Timeout: c.ms()})
+		return t.navResult("(back)", err)
+	})
+}
+
+// GoForward goes forward in the tab's history.
+func (t *Tab) GoForward(ctx context.Context) error {
+	return t.act(ctx, "go forward", true, func(c call) error {
+		_, err := t.page.GoForward(playwright.PageGoForwardOptions{WaitUntil: playwright.WaitUntilStateCommit, Timeout: c.ms()})
+		return t.navResult("(forward)", err)
+	})
+}
+
+// Wait waits d (at most a minute), or until ctx ends.
+func (t *Tab) Wait(ctx context.Context, d time.Duration) error {
+	d = min(max(d, 0), maxWait)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait: %w", ctx.Err())
+	case <-t.g.gone:
+		return fmt.Errorf("wait: %w", ErrBrowserGone)
+	}
+}

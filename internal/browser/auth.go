@@ -1,0 +1,266 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/store"
+)
+
+// IsAuthenticated reports whether the store shows the signed-in marker in
+// tab t. A tab that is not on the store's site is first sent to its home
+// page.
+func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
+	if t == nil || t.h != h {
+		return false, errors.New("browser: IsAuthenticated needs a tab of this host")
+	}
+	if h.profile.AuthMarkerSelector == "" {
+		return false, fmt.Errorf("browser: the %s store profile has no signed-in marker", h.profile.Name)
+	}
+	var ok bool
+	err := t.act(ctx, "check the session", false, func(c call) error {
+		if !h.onStoreSite(t.page.URL()) {
+			_, err := t.page.Goto(h.profile.HomeURL, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: c.ms()})
+			if err := t.navResult(h.profile.HomeURL, err); err != nil {
+				return err
+			}
+		}
+		wait := min(h.opts.AuthWait, max(time.Until(c.deadline), time.Millisecond))
+		err := t.page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
+			State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(wait.Milliseconds()) + 1),
+		})
+		switch {
+		case err == nil:
+			ok = true
+		case isTargetClosed(err):
+			return err
+		}
+		return nil
+	})
+	return ok, err
+}
+
+// onStoreSite reports whether raw is an http(s) page on an allowed host.
+func (h *Host) onStoreSite(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return h.profile.HostAllowed(u.Hostname())
+}
+
+// Login runs the store's scripted login in a tab of its own, typing the
+// configured credentials (never logged, never shown to a model). The policy
+// lets that tab — and only it — reach the store's login hosts and login
+// paths while it runs. Concurrent callers share one login. A session that
+// is still valid ends the login early.
+func (h *Host) Login(ctx context.Context) error {
+	ch := h.sf.DoChan("login", func() (any, error) {
+		lctx, cancel := context.WithTimeout(h.life, h.opts.LoginTimeout)
+		defer cancel()
+		return nil, h.login(lctx)
+	})
+	select {
+	case r := <-ch:
+		return r.Err
+	case <-ctx.Done():
+		return fmt.Errorf("browser: waiting for the login: %w", ctx.Err())
+	}
+}
+
+// ErrNoCredentials means Login has no username or password to type.
+var ErrNoCredentials = errors.New("no store credentials: set metro_username and metro_password (GEMINI_SUPPLY_METRO_USERNAME / GEMINI_SUPPLY_METRO_PASSWORD)")
+
+func (h *Host) login(ctx context.Context) error {
+	p := h.profile
+	if len(p.LoginSteps) == 0 {
+		return fmt.Errorf("browser: the %s store profile has no login steps", p.Name)
+	}
+	g, err := h.current(ctx)
+	if err != nil {
+		return err
+	}
+	page, err := g.ctx.NewPage()
+	if err != nil {
+		if isTargetClosed(err) {
+			return fmt.Errorf("browser: opening the login tab: %w (%v)", ErrBrowserGone, err)
+		}
+		return fmt.Errorf("browser: opening the login tab: %w", err)
+	}
+	h.mu.Lock()
+	h.loginPage = page
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.loginPage = nil
+		h.mu.Unlock()
+		closePage(page)
+	}()
+	if g.remote {
+		_ = page.SetViewportSize(h.opts.Width, h.opts.Height)
+	}
+	h.log.Info("logging in to the store", "store", p.Name)
+	start := time.Now()
+	for i, step := range p.LoginSteps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("browser: login stopped before %q: %w", step.What, err)
+		}
+		h.log.Debug("login step", "n", i+1, "step", step.What, "kind", string(step.Kind))
+		done, err := h.loginStep(ctx, page, step)
+		if err != nil {
+			if g.isGone() || isTargetClosed(err) {
+				return fmt.Errorf("browser: login step %q: %w", step.What, ErrBrowserGone)
+			}
+			if h.opts.ManualLoginWait > 0 && !h.opts.Headless && h.opts.RemoteURL == "" {
+				return h.waitManualLogin(ctx, page, step, err)
+			}
+			return fmt.Errorf("browser: logging in to %s failed at step %d (%s): %w", p.Name, i+1, step.What, err)
+		}
+		if done {
+			h.log.Info("the store session is still valid; no login needed", "store", p.Name)
+			return nil
+		}
+	}
+	h.log.Info("logged in to the store", "store", p.Name, "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// waitManualLogin lets a person finish the login in a headful browser.
+func (h *Host) waitManualLogin(ctx context.Context, page playwright.Page, step store.LoginStep, cause error) error {
+	h.log.Warn("the scripted login could not continue; finish the login in the browser window", "step", step.What, "wait", h.opts.ManualLoginWait)
+	err := page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
+		State:   playwright.WaitForSelectorStateAttached,
+		Timeout: playwright.Float(float64(boundedBy(ctx, h.opts.ManualLoginWait).Milliseconds())),
+	})
+	if err != nil {
+		return fmt.Errorf("browser: the login did not complete (scripted login stopped at %q: %v; no signed-in marker appeared while waiting for a manual login)", step.What, cause)
+	}
+	h.log.Info("logged in to the store by hand", "store", h.profile.Name)
+	return nil
+}
+
+func boundedBy(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
+	}
+	return max(d, time.Millisecond)
+}
+
+// loginStep runs one step; done means the login can stop successfully.
+func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.LoginStep) (done bool, err error) {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = h.opts.LoginStepTimeout
+	}
+	ms := playwright.Float(float64(boundedBy(ctx, timeout).Milliseconds()))
+	switch s.Kind {
+	case store.StepGoto:
+		u := s.URL
+		if u == "" {
+			u = h.profile.HomeURL
+		}
+		_, err := page.Goto(u, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad, Timeout: ms})
+		return false, err
+	case store.StepClick:
+		err := page.Locator(s.Selector).First().Click(playwright.LocatorClickOptions{Timeout: ms})
+		if err != nil && s.Optional && !isTargetClosed(err) {
+			h.log.Debug("optional login step skipped", "step", s.What)
+			return false, nil
+		}
+		return false, err
+	case store.StepDoneIfAuthenticated:
+		err := page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
+			State: playwright.WaitForSelectorStateAttached, Timeout: ms,
+		})
+		if err != nil && isTargetClosed(err) {
+			return false, err
+		}
+		return err == nil, nil
+	case store.StepWaitForHost:
+		want := strings.ToLower(s.Host)
+		err := page.WaitForURL(func(raw string) bool {
+			u, err := url.Parse(raw)
+			return err == nil && strings.EqualFold(u.Hostname(), want)
+		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+		if err != nil && !isTargetClosed(err) {
+			return false, fmt.Errorf("the page did not reach %s (it is on %s)", s.Host, redactURL(page.URL()))
+		}
+		return false, err
+	case store.StepWaitForSelector:
+		return false, page.Locator(s.Selector).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible, Timeout: ms})
+	case store.StepFill:
+		return false, h.fillCredential(page, s, ms)
+	case store.StepPress:
+		key, err := canonicalKey(s.Key)
+		if err != nil {
+			return false, err
+		}
+		return false, page.Keyboard().Press(key)
+	case store.StepWaitForAuthMarker:
+		err := page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
+			State: playwright.WaitForSelectorStateAttached, Timeout: ms,
+		})
+		if err != nil && !isTargetClosed(err) {
+			return false, fmt.Errorf("the signed-in marker did not appear (wrong username or password, or a challenge on the identity site; run `gemini-supply login --headful` to sign in by hand)")
+		}
+		return false, err
+	}
+	return false, fmt.Errorf("unknown login step kind %q", s.Kind)
+}
+
+// fillCredential clicks the field, clears it and types the credential key
+// by key. Errors never carry the typed text.
+func (h *Host) fillCredential(page playwright.Page, s store.LoginStep, ms *float64) error {
+	var value string
+	switch s.Value {
+	case store.CredentialUsername:
+		value = h.opts.Username
+	case store.CredentialPassword:
+		value = h.opts.Password.Reveal()
+	default:
+		return fmt.Errorf("login step %q types an unknown credential %q", s.What, s.Value)
+	}
+	if value == "" {
+		return ErrNoCredentials
+	}
+	if err := page.Locator(s.Selector).First().Click(playwright.LocatorClickOptions{Timeout: ms}); err != nil {
+		return err
+	}
+	kb := page.Keyboard()
+	if err := kb.Press("ControlOrMeta+a"); err != nil {
+		return sanitizeLoginErr(err)
+	}
+	if err := kb.Press("Delete"); err != nil {
+		return sanitizeLoginErr(err)
+	}
+	for _, st := range strokes(value) {
+		var err error
+		if st.key != "" {
+			err = kb.Press(st.key)
+		} else {
+			err = kb.InsertText(st.insert)
+		}
+		if err != nil {
+			return sanitizeLoginErr(err)
+		}
+	}
+	return nil
+}
+
+// sanitizeLoginErr keeps an error's class (the browser went away) but not
+// its text, which may quote a typed key.
+func sanitizeLoginErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if isTargetClosed(err) {
+		return fmt.Errorf("typing a credential: %w", playwright.ErrTargetClosed)
+	}
+	return errors.New("typing a credential failed (details withheld: they could quote the credential)")
+}

@@ -1,0 +1,96 @@
+package browser
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// BannerElementID is the DOM id of the banner element.
+const BannerElementID = "__grocery-agent-banner"
+
+// BannerHeight is the banner's height in CSS pixels. Store pages are
+// expected to keep the top of the page free of controls (the demo store has
+// a 40 px promotion strip there); the banner lets clicks through anyway.
+const BannerHeight = 28
+
+// itemBindingName is the page binding through which a new document asks
+// the host which item its tab is shopping for.
+const itemBindingName = "__groceryAgentCurrentItem"
+
+// bannerScript returns the init script added to every document of the
+// context: it draws a fixed bar at the top of the top-level document,
+// exactly once per document, keeps it through SPA route changes
+// (history.pushState/replaceState, popstate, hashchange) and DOM
+// replacements, and defines window.setCurrentShoppingItem(name). A new
+// document learns its tab's item through a binding, so the name survives
+// full navigations.
+func bannerScript(prefix string) string {
+	p, _ := json.Marshal(prefix) // a string always marshals
+	return strings.NewReplacer(
+		"__PREFIX__", string(p),
+		"__ID__", BannerElementID,
+		"__BINDING__", itemBindingName,
+		"__HEIGHT__", itoa(BannerHeight),
+	).Replace(bannerJS)
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+const bannerJS = `(() => {
+  if (window.top !== window) return;
+  if (window.__groceryAgentInjected) return;
+  Object.defineProperty(window, '__groceryAgentInjected', {value: true, enumerable: false});
+  const prefix = __PREFIX__;
+  let item = '';
+  let explicit = false;
+  const render = () => {
+    const root = document.documentElement;
+    if (!root) return;
+    let el = document.getElementById('__ID__');
+    if (!el) {
+      el = document.createElement('div');
+      el.id = '__ID__';
+      el.setAttribute('role', 'status');
+      el.setAttribute('aria-live', 'polite');
+      el.style.cssText = [
+        'position:fixed', 'top:0', 'left:0', 'right:0', 'height:__HEIGHT__px', 'line-height:__HEIGHT__px',
+        'z-index:2147483647', 'pointer-events:none', 'margin:0', 'padding:0 12px', 'box-sizing:border-box',
+        'font:600 14px/__HEIGHT__px system-ui,-apple-system,Segoe UI,Roboto,sans-serif', 'color:#fff',
+        'background:linear-gradient(90deg,#1a73e8,#8e24aa)', 'text-align:center', 'white-space:nowrap',
+        'overflow:hidden', 'text-overflow:ellipsis', 'box-shadow:0 1px 4px rgba(0,0,0,.3)'
+      ].join(';');
+      root.appendChild(el);
+    }
+    const text = prefix + (item || '…');
+    if (el.textContent !== text) el.textContent = text;
+  };
+  Object.defineProperty(window, 'setCurrentShoppingItem', {
+    value: (name) => { item = name == null ? '' : String(name); explicit = true; render(); },
+    enumerable: false, configurable: false, writable: false,
+  });
+  for (const m of ['pushState', 'replaceState']) {
+    const orig = history[m];
+    if (typeof orig !== 'function') continue;
+    history[m] = function (...args) {
+      const r = orig.apply(this, args);
+      render();
+      return r;
+    };
+  }
+  window.addEventListener('popstate', render);
+  window.addEventListener('hashchange', render);
+  render();
+  new MutationObserver(() => { if (!document.getElementById('__ID__')) render(); })
+    .observe(document, {childList: true, subtree: true});
+  try {
+    const ask = window['__BINDING__'];
+    if (typeof ask === 'function') {
+      Promise.resolve(ask()).then((n) => {
+        if (!explicit && typeof n === 'string') { item = n; render(); }
+      }, () => {});
+    }
+  } catch (e) {}
+})();`

@@ -1,0 +1,59 @@
+package browser
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// ErrBrowserGone means the browser crashed, was killed or disconnected (or
+// the tab's renderer crashed) while a call was in flight or before it. The
+// Host relaunches the browser once; the caller should retry its work on a
+// new tab.
+var ErrBrowserGone = errors.New("the browser is gone (crashed, killed or disconnected)")
+
+// ErrAuthExpired means a tab found itself signed out of the store: the
+// store's page lacks the signed-in marker. Log in again (Host.Login) and
+// retry.
+var ErrAuthExpired = errors.New("the store session has expired (the page shows no signed-in marker)")
+
+// ErrClosed means the Host or the Tab was closed by its owner.
+var ErrClosed = errors.New("the browser host or tab is closed")
+
+// BlockedError is returned when an action asks for something the store
+// policy forbids (a host outside the allowlist, a blocked path, a non-http
+// address). The agent reports it to the model, which may correct itself.
+type BlockedError struct {
+	URL    string
+	Reason string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("blocked by the store policy: %s (%s)", e.URL, e.Reason)
+}
+
+// Rejected marks the error as one to report to the model rather than to
+// end the run with.
+func (*BlockedError) Rejected() bool { return true }
+
+// InputError is returned for model input the browser cannot act on (an
+// unknown key name, an empty key combination). Like BlockedError it is
+// reported to the model.
+type InputError struct {
+	Input  string
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("invalid input %q: %s", e.Input, e.Reason)
+}
+
+// Rejected marks the error as one to report to the model.
+func (*InputError) Rejected() bool { return true }
+
+// isTargetClosed reports whether err says the page, context or browser was
+// closed under the call.
+func isTargetClosed(err error) bool {
+	return errors.Is(err, playwright.ErrTargetClosed)
+}

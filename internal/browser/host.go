@@ -1,0 +1,728 @@
+// Package browser runs the browser the agent shops in: one Chromium (through
+// playwright-go) with a persistent profile, many independent tabs, and the
+// store's network policy, status banner and scripted login applied to the
+// whole browser context.
+//
+// A Host owns the browser. Host.NewTab returns a Tab bound to its own page;
+// Tab implements the agent's Computer interface (package agent) — clicks,
+// typing, keys, scrolling, navigation and screenshots in the model's
+// normalised 0–999 coordinates. Tabs are independent and safe to use from
+// separate goroutines.
+//
+// The policy has three layers: a route handler on the context aborts
+// requests to hosts outside the store's allowlist and top-level navigations
+// to blocked paths; a redirect guard (a CDP session per tab) stops
+// redirects that lead to either; and, for a launched browser, all traffic
+// goes through a local proxy that refuses connections to hosts outside the
+// allowlist. New tabs opened by a page are closed and their address loaded
+// in the opener if the policy allows it.
+//
+// If the browser crashes or disconnects, calls in flight return
+// ErrBrowserGone and the Host relaunches it once; the caller retries on a
+// new tab.
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/store"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultWidth          = 1440
+	DefaultHeight         = 900
+	DefaultActionTimeout  = 15 * time.Second
+	DefaultSettleTimeout  = 3 * time.Second
+	DefaultLaunchTimeout  = 60 * time.Second
+	DefaultLoginTimeout   = 3 * time.Minute
+	DefaultLoginStep      = 15 * time.Second
+	DefaultAuthWait       = 3 * time.Second
+	DefaultJPEGQuality    = 80
+	DefaultLocale         = "en-CA"
+	quietWindow           = 150 * time.Millisecond
+	popupFrameWait        = 2 * time.Second
+	closeStepTimeout      = 5 * time.Second
+	staleRequestAfter     = 5 * time.Second
+	maxWait               = time.Minute
+	settlePollInterval    = 20 * time.Millisecond
+	authGraceOnScreenshot = 1500 * time.Millisecond
+)
+
+// LaunchArgs are the Chromium flags every launched browser gets (DESIGN.md
+// §5), plus smooth scrolling off (scrolls land at once) and WebRTC kept
+// from bypassing the policy proxy.
+var LaunchArgs = []string{
+	"--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
+	"--disable-smooth-scrolling", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+}
+
+// Options configure a Host. Zero values take the defaults above.
+type Options struct {
+	// ExecutablePath is the Chromium binary (/usr/lib/chromium/chromium).
+	ExecutablePath string
+	// ProfileDir is the persistent profile directory: cookies and storage
+	// survive restarts. Required unless RemoteURL is set.
+	ProfileDir string
+	// RemoteURL connects to a running browser instead of launching one:
+	// http(s)://host:port or ws://…/devtools/browser/… speaks CDP
+	// (ConnectOverCDP, the remote browser's own profile is used); any
+	// other ws(s):// URL is a Playwright server (BrowserType.Connect).
+	RemoteURL string
+	// Headless hides the browser window. Callers normally pass true; the
+	// login command passes false with --headful.
+	Headless bool
+	// Width and Height of the viewport in CSS pixels (default 1440x900).
+	Width, Height int
+	// ExtraArgs are added to Chromium's command line, e.g.
+	// "--host-resolver-rules=MAP www.metro.ca 127.0.0.1:8443". MAP rules
+	// are honoured by the policy proxy too.
+	ExtraArgs []string
+	// Store is the store profile: allowlist, blocked paths, login, banner.
+	Store store.Profile
+	// Username and Password are the store account's credentials, typed by
+	// code during Login and never logged.
+	Username string
+	Password config.Secret
+	// Logger receives the browser's logs (component=browser). Nil discards.
+	Logger *slog.Logger
+	// ScreenshotFormat is "png" (default) or "jpeg".
+	ScreenshotFormat string
+	// JPEGQuality (1–100) when ScreenshotFormat is "jpeg"; default 80.
+	JPEGQuality int
+	// DriverDirectory holds the Playwright driver (package/cli.js); default
+	// $PLAYWRIGHT_DRIVER_PATH.
+	DriverDirectory string
+	// Locale of the browser context (default en-CA).
+	Locale string
+	// ActionTimeout bounds one browser call (default 15 s).
+	ActionTimeout time.Duration
+	// SettleTimeout bounds the wait for the page to settle after an action
+	// (default 3 s).
+	SettleTimeout time.Duration
+	// LaunchTimeout bounds starting (or connecting to) the browser (60 s).
+	LaunchTimeout time.Duration
+	// LoginTimeout bounds one whole Login (3 min).
+	LoginTimeout time.Duration
+	// LoginStepTimeout is the default bound of one login step (15 s).
+	LoginStepTimeout time.Duration
+	// AuthWait is how long IsAuthenticated waits for the signed-in marker (3 s).
+	AuthWait time.Duration
+	// ManualLoginWait, when positive and the browser is headful, lets a
+	// person finish a login the script could not (a challenge on the
+	// identity site): Login then waits this long for the signed-in marker.
+	ManualLoginWait time.Duration
+	// SkipAuthCheck turns off the signed-out check Screenshot does on store
+	// pages (for tests and browsing without an account).
+	SkipAuthCheck bool
+}
+
+func (o *Options) applyDefaults() {
+	if o.Width <= 0 {
+		o.Width = DefaultWidth
+	}
+	if o.Height <= 0 {
+		o.Height = DefaultHeight
+	}
+	if o.ScreenshotFormat == "" {
+		o.ScreenshotFormat = "png"
+	}
+	if o.JPEGQuality <= 0 || o.JPEGQuality > 100 {
+		o.JPEGQuality = DefaultJPEGQuality
+	}
+	if o.DriverDirectory == "" {
+		o.DriverDirectory = os.Getenv("PLAYWRIGHT_DRIVER_PATH")
+	}
+	if o.Locale == "" {
+		o.Locale = DefaultLocale
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = DefaultActionTimeout
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = DefaultSettleTimeout
+	}
+	if o.LaunchTimeout <= 0 {
+		o.LaunchTimeout = DefaultLaunchTimeout
+	}
+	if o.LoginTimeout <= 0 {
+		o.LoginTimeout = DefaultLoginTimeout
+	}
+	if o.LoginStepTimeout <= 0 {
+		o.LoginStepTimeout = DefaultLoginStep
+	}
+	if o.AuthWait <= 0 {
+		o.AuthWait = DefaultAuthWait
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Store.BannerText == "" {
+		o.Store.BannerText = store.DefaultBannerText
+	}
+}
+
+func (o *Options) validate() error {
+	switch o.ScreenshotFormat {
+	case "png", "jpeg":
+	default:
+		return fmt.Errorf("screenshot format %q is not supported: use png or jpeg", o.ScreenshotFormat)
+	}
+	if o.RemoteURL == "" && o.ProfileDir == "" {
+		return errors.New("no browser profile directory: set browser_profile_dir (or data_dir) so the session survives restarts")
+	}
+	if o.Store.Name == "" || len(o.Store.AllowedHosts) == 0 {
+		return errors.New("no store profile: the browser needs a store's allowlist (store: metro or demo)")
+	}
+	if o.RemoteURL != "" {
+		u, err := url.Parse(o.RemoteURL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("browser_remote_url %q is not a URL like ws://host:port/… or http://host:9222", o.RemoteURL)
+		}
+		switch u.Scheme {
+		case "ws", "wss", "http", "https":
+		default:
+			return fmt.Errorf("browser_remote_url %q: the scheme must be ws, wss, http or https", o.RemoteURL)
+		}
+		return nil
+	}
+	if o.DriverDirectory == "" {
+		return errors.New("the Playwright driver directory is not set: set PLAYWRIGHT_DRIVER_PATH (run scripts/setup.sh, or use the add-on image)")
+	}
+	if _, err := os.Stat(filepath.Join(o.DriverDirectory, "package", "cli.js")); err != nil {
+		return fmt.Errorf("the Playwright driver 1.52.0 is missing in %s (no package/cli.js): run scripts/setup.sh: %w", o.DriverDirectory, err)
+	}
+	return nil
+}
+
+// Host owns one browser (launched or remote) and its single context.
+type Host struct {
+	opts    Options
+	log     *slog.Logger
+	profile store.Profile
+	rules   []resolverRule
+	proxy   *policyProxy
+
+	life     context.Context // cancelled by Close
+	stopLife context.CancelFunc
+	wg       sync.WaitGroup // goroutines the Host started
+	sf       singleflight.Group
+
+	mu          sync.Mutex
+	cur         *generation
+	relaunching chan struct{} // closed when the running relaunch ends; nil when none
+	dead        error         // set when a relaunch failed
+	closed      bool
+	relaunches  int
+	pages       map[playwright.Page]*pageState
+	loginPage   playwright.Page // the page Login drives, while it runs
+	blocked     map[string]int  // blocked host -> count
+	pageEvt     chan struct{}   // closed and replaced on every new page
+	genSeq      int
+}
+
+// generation is one launch of the browser.
+type generation struct {
+	n        int
+	pw       *playwright.Playwright
+	ctx      playwright.BrowserContext
+	browser  playwright.Browser // remote connections only
+	remote   bool
+	gone     chan struct{}
+	goneOnce sync.Once
+}
+
+func (g *generation) isGone() bool {
+	select {
+	case <-g.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Launch starts the browser (or connects to RemoteURL) and installs the
+// policy, banner and popup handling. Close it when done.
+func Launch(ctx context.Context, opts Options) (*Host, error) {
+	opts.applyDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	rules, err := resolverRulesFromArgs(opts.ExtraArgs)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	life, stop := context.WithCancel(context.Background())
+	h := &Host{
+		opts:     opts,
+		log:      opts.Logger.With("component", "browser"),
+		profile:  opts.Store,
+		rules:    rules,
+		life:     life,
+		stopLife: stop,
+		pages:    map[playwright.Page]*pageState{},
+		blocked:  map[string]int{},
+		pageEvt:  make(chan struct{}),
+	}
+	if opts.RemoteURL == "" {
+		if err := os.MkdirAll(opts.ProfileDir, 0o700); err != nil {
+			stop()
+			return nil, fmt.Errorf("browser: creating the profile directory %s: %w", opts.ProfileDir, err)
+		}
+		if slices.ContainsFunc(opts.ExtraArgs, func(a string) bool { return strings.HasPrefix(a, "--proxy-server") }) {
+			h.log.Warn("a --proxy-server was given: the policy proxy is off; the route handler and redirect guard still apply")
+		} else {
+			h.proxy, err = startProxy(h.log.With("part", "proxy"), h.proxyAllows, func(host string) { h.noteBlockedHost(host, "proxy") }, rules)
+			if err != nil {
+				stop()
+				return nil, fmt.Errorf("browser: %w", err)
+			}
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, opts.LaunchTimeout)
+	defer cancel()
+	g, err := h.start(lctx)
+	if err != nil {
+		h.stopLife()
+		if h.proxy != nil {
+			_ = h.proxy.Close()
+		}
+		return nil, err
+	}
+	h.cur = g
+	return h, nil
+}
+
+// start launches or connects, bounded by ctx.
+func (h *Host) start(ctx context.Context) (*generation, error) {
+	type result struct {
+		g   *generation
+		err error
+	}
+	ch := make(chan result, 1)
+	h.mu.Lock()
+	h.genSeq++
+	n := h.genSeq
+	h.mu.Unlock()
+	go func() {
+		g, err := h.startBlocking(n)
+		ch <- result{g, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.g, r.err
+	case <-ctx.Done():
+		// Clean up whatever the launch produces once it ends.
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			if r := <-ch; r.g != nil {
+				h.stopGeneration(r.g, closeStepTimeout)
+			}
+		}()
+		return nil, fmt.Errorf("browser: starting Chromium took too long (%w); check browser_executable and that no other process holds the profile", ctx.Err())
+	}
+}
+
+func (h *Host) startBlocking(n int) (*generation, error) {
+	o := h.opts
+	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: o.DriverDirectory, SkipInstallBrowsers: true})
+	if err != nil {
+		return nil, fmt.Errorf("browser: starting the Playwright driver from %s: %w (run scripts/setup.sh)", o.DriverDirectory, err)
+	}
+	g := &generation{n: n, pw: pw, gone: make(chan struct{})}
+	if o.RemoteURL != "" {
+		err = h.connect(g)
+	} else {
+		err = h.launchPersistent(g)
+	}
+	if err != nil {
+		_ = pw.Stop()
+		return nil, err
+	}
+	if err := h.install(g); err != nil {
+		h.stopGeneration(g, closeStepTimeout)
+		return nil, err
+	}
+	return g, nil
+}
+
+func (h *Host) launchPersistent(g *generation) error {
+	o := h.opts
+	args := append(slices.Clone(LaunchArgs), o.ExtraArgs...)
+	popts := playwright.BrowserTypeLaunchPersistentContextOptions{
+		Args:              args,
+		Headless:          playwright.Bool(o.Headless),
+		Viewport:          &playwright.Size{Width: o.Width, Height: o.Height},
+		Screen:            &playwright.Size{Width: o.Width, Height: o.Height},
+		DeviceScaleFactor: playwright.Float(1),
+		IgnoreHttpsErrors: playwright.Bool(o.Store.IgnoreHTTPSErrors),
+		AcceptDownloads:   playwright.Bool(false),
+		ServiceWorkers:    playwright.ServiceWorkerPolicyBlock,
+		Locale:            playwright.String(o.Locale),
+		Timeout:           playwright.Float(float64(o.LaunchTimeout.Milliseconds())),
+		HandleSIGINT:      playwright.Bool(false),
+		HandleSIGTERM:     playwright.Bool(false),
+		HandleSIGHUP:      playwright.Bool(false),
+	}
+	if o.ExecutablePath != "" {
+		popts.ExecutablePath = playwright.String(o.ExecutablePath)
+	}
+	if h.proxy != nil {
+		popts.Proxy = &playwright.Proxy{Server: h.proxy.URL()}
+	}
+	bctx, err := g.pw.Chromium.LaunchPersistentContext(o.ProfileDir, popts)
+	if err != nil {
+		hint := "check browser_executable"
+		if o.ExecutablePath == "" {
+			hint = "set browser_executable (e.g. /usr/lib/chromium/chromium)"
+		}
+		if !o.Headless && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+			hint += "; there is no display for a headful browser (set browser_headless)"
+		}
+		return fmt.Errorf("browser: launching Chromium with profile %s failed: %w (%s; is another Chromium using this profile?)", o.ProfileDir, err, hint)
+	}
+	g.ctx = bctx
+	bctx.OnClose(func(playwright.BrowserContext) { h.onGone(g, "the browser context closed") })
+	return nil
+}
+
+// remoteIsCDP tells a CDP endpoint from a Playwright server endpoint.
+func remoteIsCDP(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	return u.Scheme == "http" || u.Scheme == "https" || strings.HasPrefix(u.Path, "/devtools/")
+}
+
+func (h *Host) connect(g *generation) error {
+	o := h.opts
+	g.remote = true
+	timeout := playwright.Float(float64(o.LaunchTimeout.Milliseconds()))
+	var err error
+	cdp := remoteIsCDP(o.RemoteURL)
+	if cdp {
+		g.browser, err = g.pw.Chromium.ConnectOverCDP(o.RemoteURL, playwright.BrowserTypeConnectOverCDPOptions{Timeout: timeout})
+	} else {
+		g.browser, err = g.pw.Chromium.Connect(o.RemoteURL, playwright.BrowserTypeConnectOptions{Timeout: timeout})
+	}
+	if err != nil {
+		return fmt.Errorf("browser: connecting to the remote browser at %s: %w (is it running and reachable?)", redactURL(o.RemoteURL), err)
+	}
+	g.browser.OnDisconnected(func(playwright.Browser) { h.onGone(g, "the remote browser disconnected") })
+	// Over CDP the remote browser's default context keeps its own profile
+	// (cookies survive); a Playwright server or a self-signed store needs a
+	// fresh context with our settings.
+	if cdp && !o.Store.IgnoreHTTPSErrors && len(g.browser.Contexts()) > 0 {
+		g.ctx = g.browser.Contexts()[0]
+	} else {
+		g.ctx, err = g.browser.NewContext(playwright.BrowserNewContextOptions{
+			Viewport:          &playwright.Size{Width: o.Width, Height: o.Height},
+			DeviceScaleFactor: playwright.Float(1),
+			IgnoreHttpsErrors: playwright.Bool(o.Store.IgnoreHTTPSErrors),
+			AcceptDownloads:   playwright.Bool(false),
+			ServiceWorkers:    playwright.ServiceWorkerPolicyBlock,
+			Locale:            playwright.String(o.Locale),
+		})
+		if err != nil {
+			_ = g.browser.Close()
+			return fmt.Errorf("browser: creating a context in the remote browser: %w", err)
+		}
+	}
+	g.ctx.OnClose(func(playwright.BrowserContext) { h.onGone(g, "the browser context closed") })
+	return nil
+}
+
+// redactURL drops user info and query from a URL for logs and errors.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}
+
+// install adds the policy, the banner and the popup handling to a new
+// browser context.
+func (h *Host) install(g *generation) error {
+	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(bannerScript(h.profile.BannerText))}); err != nil {
+		return fmt.Errorf("browser: installing the status banner: %w", err)
+	}
+	if err := g.ctx.Route("**/*", h.route(g)); err != nil {
+		return fmt.Errorf("browser: installing the network policy: %w", err)
+	}
+	g.ctx.OnPage(func(p playwright.Page) { h.onPage(g, p) })
+	return nil
+}
+
+// onPage runs on Playwright's event goroutine for every new page: it wakes
+// route handlers waiting for a popup's page, and closes popups.
+func (h *Host) onPage(g *generation, p playwright.Page) {
+	h.mu.Lock()
+	close(h.pageEvt)
+	h.pageEvt = make(chan struct{})
+	h.mu.Unlock()
+	opener, _ := p.Opener()
+	if opener == nil {
+		return // a page of ours (NewTab, Login) or the profile's first page
+	}
+	h.log.Debug("closing a new tab opened by a page")
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		closePage(p)
+	}()
+}
+
+// closePage closes p, bounded.
+func closePage(p playwright.Page) {
+	done := make(chan struct{})
+	go func() {
+		_ = p.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeStepTimeout):
+	}
+}
+
+// onGone is called (on Playwright's event goroutine) when a generation's
+// browser or context goes away. Unless the Host is closing, it relaunches
+// once.
+func (h *Host) onGone(g *generation, why string) {
+	h.mu.Lock()
+	if g.isGone() {
+		h.mu.Unlock()
+		return
+	}
+	relaunch := !h.closed && h.cur == g && h.relaunching == nil
+	var done chan struct{}
+	if relaunch {
+		done = make(chan struct{})
+		h.relaunching = done
+		h.relaunches++
+	}
+	g.goneOnce.Do(func() { close(g.gone) })
+	h.mu.Unlock()
+	if !relaunch {
+		return
+	}
+	h.log.Warn("the browser is gone; relaunching it once", "why", why, "generation", g.n)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.stopGeneration(g, closeStepTimeout)
+		ctx, cancel := context.WithTimeout(h.life, h.opts.LaunchTimeout)
+		ng, err := h.start(ctx)
+		cancel()
+		h.mu.Lock()
+		closed := h.closed
+		switch {
+		case err != nil:
+			h.dead = err
+		case !closed:
+			h.cur = ng
+		}
+		h.relaunching = nil
+		close(done)
+		h.mu.Unlock()
+		if closed && ng != nil {
+			h.stopGeneration(ng, closeStepTimeout)
+			return
+		}
+		if err != nil {
+			h.log.Error("relaunching the browser failed", "err", err)
+		} else {
+			h.log.Info("browser relaunched", "generation", ng.n)
+		}
+	}()
+}
+
+// stopGeneration closes a generation's context and driver, bounded.
+func (h *Host) stopGeneration(g *generation, bound time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if g.ctx != nil && !g.isGone() {
+			_ = g.ctx.Close()
+		}
+		if g.browser != nil {
+			_ = g.browser.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		h.log.Warn("closing the browser took too long; stopping the driver")
+	}
+	g.goneOnce.Do(func() { close(g.gone) })
+	stopped := make(chan struct{})
+	go func() {
+		_ = g.pw.Stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(bound):
+		h.log.Warn("stopping the Playwright driver took too long")
+	}
+}
+
+// current returns the live generation, waiting for a relaunch in progress.
+func (h *Host) current(ctx context.Context) (*generation, error) {
+	for {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if h.dead != nil {
+			err := h.dead
+			h.mu.Unlock()
+			return nil, fmt.Errorf("%w: relaunching failed: %w", ErrBrowserGone, err)
+		}
+		if ch := h.relaunching; ch != nil {
+			h.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for the browser to relaunch: %w", ctx.Err())
+			}
+		}
+		g := h.cur
+		h.mu.Unlock()
+		if g.isGone() {
+			// onGone has not run yet for this generation, or it is a
+			// generation Close is shutting down.
+			select {
+			case <-time.After(settlePollInterval):
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for the browser: %w", ctx.Err())
+			}
+		}
+		return g, nil
+	}
+}
+
+// Relaunches counts how many times the browser was relaunched after a
+// crash or disconnect.
+func (h *Host) Relaunches() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.relaunches
+}
+
+// BlockedHosts returns how many requests to each host outside the
+// allowlist were blocked, as a hint for tuning the allowlist.
+func (h *Host) BlockedHosts() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.blocked)
+}
+
+// Profile returns the store profile the Host enforces.
+func (h *Host) Profile() store.Profile { return h.profile }
+
+// noteBlockedHost counts a blocked host and logs it the first time.
+func (h *Host) noteBlockedHost(host, by string) {
+	host = store.NormalizeHost(host)
+	h.mu.Lock()
+	h.blocked[host]++
+	first := h.blocked[host] == 1
+	h.mu.Unlock()
+	if first {
+		h.log.Info("blocked a host outside the store's allowlist (logged once per host; counts at close)", "host", host, "by", by)
+	}
+}
+
+// proxyAllows is the proxy's host check: the allowlist, plus the login
+// hosts while Login runs.
+func (h *Host) proxyAllows(host string) bool {
+	if h.profile.HostAllowed(host) {
+		return true
+	}
+	h.mu.Lock()
+	login := h.loginPage != nil
+	h.mu.Unlock()
+	return login && h.profile.LoginHostAllowed(host)
+}
+
+// Close closes every tab and the browser, within ctx's deadline (or a few
+// seconds), and stops the driver and the proxy. It is safe to call twice.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	relaunch := h.relaunching
+	h.mu.Unlock()
+	h.stopLife()
+	if relaunch != nil {
+		select {
+		case <-relaunch:
+		case <-ctx.Done():
+		}
+	}
+	bound := closeStepTimeout
+	if d, ok := ctx.Deadline(); ok {
+		bound = max(time.Until(d)/2, 100*time.Millisecond)
+	}
+	h.mu.Lock()
+	g := h.cur
+	h.mu.Unlock()
+	if g != nil {
+		h.stopGeneration(g, bound)
+	}
+	var err error
+	if h.proxy != nil {
+		err = h.proxy.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = errors.Join(err, fmt.Errorf("browser: closing: some browser calls did not end in time: %w", ctx.Err()))
+	}
+	if b := h.BlockedHosts(); len(b) > 0 {
+		h.log.Info("hosts blocked during this session (promote needed ones to the store allowlist)", "blocked", b)
+	}
+	return err
+}
+
+// pageState returns the state of one of our tab pages, or nil.
+func (h *Host) pageState(p playwright.Page) *pageState {
+	if p == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.pages[p]
+}

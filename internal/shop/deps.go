@@ -1,0 +1,142 @@
+package shop
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// Host is the browser as a run uses it: one Chromium with the store's
+// policy, opening a tab per item. Adapt a *browser.Host with BrowserHost.
+type Host interface {
+	// NewTab opens a tab. After a browser crash it relaunches the browser
+	// (errors wrapping browser.ErrBrowserGone are retryable).
+	NewTab(ctx context.Context) (Tab, error)
+	// IsAuthenticated reports whether the store session in t is signed in.
+	IsAuthenticated(ctx context.Context, t Tab) (bool, error)
+	// Login signs in with the stored credentials (single flight).
+	Login(ctx context.Context) error
+	// Relaunches counts browser relaunches after crashes.
+	Relaunches() int
+	// Close closes the browser.
+	Close(ctx context.Context) error
+}
+
+// Tab is one browser tab: the Computer an agent drives, plus the banner
+// naming the item it shops.
+type Tab interface {
+	agent.Computer
+	SetItem(ctx context.Context, name string) error
+	Close() error
+}
+
+// ChoiceResolver asks the household to pick a product (Telegram). When a
+// run has one, agents get present_options.
+type ChoiceResolver interface {
+	Choose(ctx context.Context, q choice.Question) (choice.Answer, error)
+}
+
+// Preferences remembers which product the household chose for an item.
+// A remembered product goes into the item's prompt.
+type Preferences interface {
+	Lookup(itemName string) (PreferredProduct, bool)
+	Remember(itemName string, p PreferredProduct) error
+}
+
+// Notifier receives the run summary (Telegram, a Home Assistant
+// notification…). The list provider gets it too, through SendSummary.
+type Notifier interface {
+	SendSummary(ctx context.Context, s report.Summary) error
+}
+
+// CartReader reads the store's cart, before and after a run.
+type CartReader interface {
+	ReadCart(ctx context.Context, h Host) (Cart, error)
+}
+
+// AgentFunc runs one agent; agent.Run in production, fakes in tests.
+type AgentFunc func(ctx context.Context, cfg agent.Config, goal string, c agent.Computer, tools []agent.Tool) agent.Result
+
+// Store describes the store to the orchestrator and the prompt.
+type Store struct {
+	// Name selects the prompt template ("metro", "demo").
+	Name string
+	// DisplayName is how the prompt names the store ("metro.ca").
+	DisplayName string
+	HomeURL     string
+	CartURL     string
+	// SearchURL returns the search results URL for a query.
+	SearchURL func(query string) string
+	// Hint is a note for the prompt about the store's dialogs (the store
+	// profile's PostalCodeHint).
+	Hint string
+}
+
+// Config is one run's configuration and collaborators.
+type Config struct {
+	// Provider is the shopping list. Required.
+	Provider shoppinglist.Provider
+	// LaunchHost starts the browser. Required.
+	LaunchHost func(ctx context.Context) (Host, error)
+	// Store is the store being shopped. Required (Name, HomeURL, SearchURL).
+	Store Store
+	// Agent is the template of every agent's configuration (client, model,
+	// limits, confirmer, trace dir, logger, prices). SystemInstruction,
+	// HomeURL and Limiter are filled in when empty.
+	Agent agent.Config
+	// RunAgent runs an agent; nil means agent.Run.
+	RunAgent AgentFunc
+	// Concurrency is the number of tabs shopping at once (min 1).
+	Concurrency int
+	// Stagger is the least time between two agent starts; 0 means
+	// DefaultStagger, negative means none.
+	Stagger time.Duration
+	// ModelCalls caps model calls in flight across all agents; 0 means
+	// Concurrency.
+	ModelCalls int
+	// RetryTagged shops items tagged #404/#failed by an earlier run.
+	RetryTagged bool
+	// Items limits the run to these item names (empty: every open item).
+	Items      []string
+	PostalCode string
+	// Resolver, when set, answers present_options.
+	Resolver    ChoiceResolver
+	Preferences Preferences
+	// Cart reads the cart for the review; nil skips the review with a warning.
+	Cart      CartReader
+	Notifiers []Notifier
+	// Bus receives the run's events; nil means none.
+	Bus *runstatus.Bus
+	// JournalDir is where the journal is written; "" keeps it in memory.
+	JournalDir string
+	// Source names the trigger ("terminal", "mqtt"…).
+	Source string
+	// RunID names the run; empty means a time-based id.
+	RunID  string
+	Logger *slog.Logger
+	// FinalizeTimeout bounds the journal, list and summary writes done after
+	// the run's context was cancelled; 0 means DefaultFinalizeTimeout.
+	FinalizeTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults.
+const (
+	DefaultStagger         = 400 * time.Millisecond
+	DefaultFinalizeTimeout = 30 * time.Second
+	// MaxAttempts is how many times an item is tried when attempts end in
+	// retryable errors (model, browser, network, expired session, crash).
+	MaxAttempts = 2
+	// MaxRestarts is how many times a user's custom answer may restart an
+	// item with a new query.
+	MaxRestarts = 2
+	// MaxQuestions is how many present_options questions one item may ask.
+	MaxQuestions = 3
+)

@@ -1,0 +1,464 @@
+package shop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// fakeProvider is an in-memory shopping list that records every call.
+type fakeProvider struct {
+	mu        sync.Mutex
+	items     []shoppinglist.Item
+	completed map[string]shoppinglist.Added
+	notFound  map[string]string
+	failed    map[string]string
+	summaries []report.Summary
+	itemsErr  error
+}
+
+var _ shoppinglist.Provider = (*fakeProvider)(nil)
+
+func newFakeProvider(names ...string) *fakeProvider {
+	p := &fakeProvider{completed: map[string]shoppinglist.Added{}, notFound: map[string]string{}, failed: map[string]string{}}
+	for i, n := range names {
+		it := shoppinglist.Item{ID: fmt.Sprintf("id%d", i+1), Status: shoppinglist.StatusNeedsAction}
+		it.SetName(n)
+		p.items = append(p.items, it)
+	}
+	return p
+}
+
+func (p *fakeProvider) Items(context.Context) ([]shoppinglist.Item, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.itemsErr != nil {
+		return nil, p.itemsErr
+	}
+	return append([]shoppinglist.Item(nil), p.items...), nil
+}
+
+func (p *fakeProvider) MarkCompleted(_ context.Context, id string, a shoppinglist.Added) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.completed[id] = a
+	return nil
+}
+
+func (p *fakeProvider) MarkNotFound(_ context.Context, id, expl string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notFound[id] = expl
+	return nil
+}
+
+func (p *fakeProvider) MarkFailed(_ context.Context, id, reason string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed[id] = reason
+	return nil
+}
+
+func (p *fakeProvider) SendSummary(_ context.Context, s report.Summary) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.summaries = append(p.summaries, s)
+	return nil
+}
+
+// outcomes maps item id → "added"/"not_found"/"failed" as the list says.
+func (p *fakeProvider) outcomes() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]string{}
+	for id := range p.completed {
+		out[id] += "added"
+	}
+	for id := range p.notFound {
+		out[id] += "not_found"
+	}
+	for id := range p.failed {
+		out[id] += "failed"
+	}
+	return out
+}
+
+// fakeTab is a tab that does nothing.
+type fakeTab struct {
+	host   *fakeHost
+	mu     sync.Mutex
+	item   string
+	closed bool
+}
+
+func (t *fakeTab) Screenshot(context.Context) ([]byte, error)                    { return []byte("png"), nil }
+func (t *fakeTab) URL() string                                                   { return "https://shop.test/" }
+func (t *fakeTab) Click(context.Context, agent.Point, agent.Button, int) error   { return nil }
+func (t *fakeTab) Move(context.Context, agent.Point) error                       { return nil }
+func (t *fakeTab) MouseDown(context.Context, agent.Button) error                 { return nil }
+func (t *fakeTab) MouseUp(context.Context, agent.Button) error                   { return nil }
+func (t *fakeTab) TypeAt(context.Context, agent.Point, string, bool, bool) error { return nil }
+func (t *fakeTab) Type(context.Context, string, bool) error                      { return nil }
+func (t *fakeTab) PressKeys(context.Context, string) error                       { return nil }
+func (t *fakeTab) KeyDown(context.Context, string) error                         { return nil }
+func (t *fakeTab) KeyUp(context.Context, string) error                           { return nil }
+func (t *fakeTab) ScrollDocument(context.Context, agent.Direction) error         { return nil }
+func (t *fakeTab) ScrollAt(context.Context, agent.Point, agent.Direction, int) error {
+	return nil
+}
+func (t *fakeTab) DragAndDrop(context.Context, agent.Point, agent.Point) error { return nil }
+func (t *fakeTab) Navigate(context.Context, string) error                      { return nil }
+func (t *fakeTab) GoBack(context.Context) error                                { return nil }
+func (t *fakeTab) GoForward(context.Context) error                             { return nil }
+func (t *fakeTab) Wait(context.Context, time.Duration) error                   { return nil }
+func (t *fakeTab) TakeNotices() []string                                       { return nil }
+func (t *fakeTab) SetItem(_ context.Context, name string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.item = name
+	return nil
+}
+func (t *fakeTab) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		t.host.mu.Lock()
+		t.host.open--
+		t.host.mu.Unlock()
+	}
+	return nil
+}
+
+var _ Tab = (*fakeTab)(nil)
+
+// fakeHost opens fakeTabs and counts logins.
+type fakeHost struct {
+	mu         sync.Mutex
+	open       int
+	maxOpen    int
+	tabs       int
+	authed     bool
+	logins     int
+	loginErr   error
+	loginDelay time.Duration
+	newTabErrs []error // returned by the next NewTab calls, in order
+	relaunches int
+	closed     bool
+}
+
+var _ Host = (*fakeHost)(nil)
+
+func (h *fakeHost) NewTab(ctx context.Context) (Tab, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.newTabErrs) > 0 {
+		err := h.newTabErrs[0]
+		h.newTabErrs = h.newTabErrs[1:]
+		return nil, err
+	}
+	h.tabs++
+	h.open++
+	h.maxOpen = max(h.maxOpen, h.open)
+	return &fakeTab{host: h}, nil
+}
+
+func (h *fakeHost) IsAuthenticated(context.Context, Tab) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.authed, nil
+}
+
+func (h *fakeHost) Login(ctx context.Context) error {
+	h.mu.Lock()
+	h.logins++
+	err, d := h.loginErr, h.loginDelay
+	h.mu.Unlock()
+	if d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err == nil {
+		h.mu.Lock()
+		h.authed = true
+		h.mu.Unlock()
+	}
+	return err
+}
+
+func (h *fakeHost) Relaunches() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.relaunches
+}
+
+func (h *fakeHost) Close(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	return nil
+}
+
+func (h *fakeHost) loginCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.logins
+}
+
+// behaviour is what the fake agent does for one attempt at an item.
+type behaviour func(ctx context.Context, call *fakeCall) agent.Result
+
+// fakeCall is one agent run seen by the fake agent.
+type fakeCall struct {
+	goal  string
+	query string
+	tools map[string]agent.Tool
+	n     int // attempt number for this query, from 1
+}
+
+// use calls a tool the way agent.Run does and returns the run result when
+// the tool ends the run.
+func (c *fakeCall) use(ctx context.Context, name string, args map[string]any) (agent.ToolOutput, agent.Result, bool) {
+	t, ok := c.tools[name]
+	if !ok {
+		return agent.ToolOutput{}, agent.Result{Reason: agent.ReasonModelError, Err: fmt.Errorf("tool %s not declared", name)}, true
+	}
+	out, err := t.Handler(ctx, args)
+	if err != nil {
+		return out, agent.Result{Reason: agent.ReasonCancelled, Err: err}, true
+	}
+	if t.Terminal || out.End {
+		return out, agent.Result{Tool: name, Args: args, Payload: out.Payload, Turns: 3, Usage: agent.Usage{PromptTokens: 100, OutputTokens: 10, TotalTokens: 110, CostUSD: 0.01}}, true
+	}
+	return out, agent.Result{}, false
+}
+
+func added(name, price string) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		_, res, _ := c.use(ctx, ToolReportAdded, map[string]any{"item_name": name, "price_text": price, "url": "https://shop.test/p/" + strings.ReplaceAll(strings.ToLower(name), " ", "-"), "quantity": float64(1)})
+		return res
+	}
+}
+
+func notFound(expl string) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		_, res, _ := c.use(ctx, ToolReportNotFound, map[string]any{"item_name": c.query, "explanation": expl})
+		return res
+	}
+}
+
+func fails(reason agent.Reason, err error) behaviour {
+	return func(context.Context, *fakeCall) agent.Result {
+		return agent.Result{Reason: reason, Err: err, Turns: 1, Usage: agent.Usage{PromptTokens: 50, TotalTokens: 50}}
+	}
+}
+
+// sequence does b[0] on the first attempt, b[1] on the second…
+func sequence(b ...behaviour) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		i := min(c.n-1, len(b)-1)
+		return b[i](ctx, c)
+	}
+}
+
+// blocks until ctx ends (an agent busy when the run is stopped).
+func blocks(started chan<- string) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		started <- c.query
+		<-ctx.Done()
+		return agent.Result{Reason: agent.ReasonCancelled, Err: ctx.Err()}
+	}
+}
+
+// fakeAgent dispatches on the "Item: …" line of the goal.
+type fakeAgent struct {
+	mu       sync.Mutex
+	by       map[string]behaviour
+	attempts map[string]int
+	goals    []string
+	running  int
+	maxRun   int
+	delay    time.Duration
+}
+
+func newFakeAgent(by map[string]behaviour) *fakeAgent {
+	return &fakeAgent{by: by, attempts: map[string]int{}}
+}
+
+func goalLine(goal, key string) string {
+	for _, l := range strings.Split(goal, "\n") {
+		if v, ok := strings.CutPrefix(l, key+": "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func (f *fakeAgent) run(ctx context.Context, cfg agent.Config, goal string, c agent.Computer, tools []agent.Tool) agent.Result {
+	q := goalLine(goal, "Item")
+	f.mu.Lock()
+	f.attempts[q]++
+	n := f.attempts[q]
+	f.goals = append(f.goals, goal)
+	f.running++
+	f.maxRun = max(f.maxRun, f.running)
+	b := f.by[q]
+	d := f.delay
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.running--
+		f.mu.Unlock()
+	}()
+	if d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return agent.Result{Reason: agent.ReasonCancelled, Err: ctx.Err()}
+		}
+	}
+	if cfg.Limiter == nil || cfg.SystemInstruction == "" || cfg.HomeURL == "" {
+		return agent.Result{Reason: agent.ReasonModelError, Err: errors.New("the agent config was not completed by the run")}
+	}
+	if b == nil {
+		return agent.Result{Reason: agent.ReasonNoReport, Err: fmt.Errorf("no behaviour for %q", q)}
+	}
+	m := map[string]agent.Tool{}
+	for _, t := range tools {
+		m[t.Name] = t
+	}
+	return b(ctx, &fakeCall{goal: goal, query: q, tools: m, n: n})
+}
+
+func (f *fakeAgent) attemptsFor(q string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.attempts[q]
+}
+
+// fakeResolver answers questions from a function.
+type fakeResolver struct {
+	mu        sync.Mutex
+	questions []choice.Question
+	answer    func(q choice.Question) (choice.Answer, error)
+}
+
+func (r *fakeResolver) Choose(_ context.Context, q choice.Question) (choice.Answer, error) {
+	r.mu.Lock()
+	r.questions = append(r.questions, q)
+	r.mu.Unlock()
+	return r.answer(q)
+}
+
+// fakePrefs is an in-memory preferences store.
+type fakePrefs struct {
+	mu sync.Mutex
+	m  map[string]PreferredProduct
+}
+
+func (p *fakePrefs) Lookup(item string) (PreferredProduct, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.m[shoppinglist.Key(item)]
+	return v, ok
+}
+
+func (p *fakePrefs) Remember(item string, pp PreferredProduct) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]PreferredProduct{}
+	}
+	p.m[shoppinglist.Key(item)] = pp
+	return nil
+}
+
+// fakeNotifier records summaries.
+type fakeNotifier struct {
+	mu   sync.Mutex
+	sums []report.Summary
+}
+
+func (n *fakeNotifier) SendSummary(_ context.Context, s report.Summary) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.sums = append(n.sums, s)
+	return nil
+}
+
+// testStore is a store profile for unit tests.
+var testStore = Store{
+	Name: "metro", DisplayName: "shop.test", HomeURL: "https://shop.test/en", CartURL: "https://shop.test/cart",
+	SearchURL: func(q string) string { return "https://shop.test/search?filter=" + url.QueryEscape(q) },
+}
+
+// baseConfig is a run configuration over fakes.
+func baseConfig(t *testing.T, p *fakeProvider, h *fakeHost, a *fakeAgent) Config {
+	t.Helper()
+	return Config{
+		Provider:   p,
+		LaunchHost: func(context.Context) (Host, error) { return h, nil },
+		Store:      testStore,
+		RunAgent:   a.run,
+		Stagger:    -1,
+		JournalDir: t.TempDir(),
+		PostalCode: "H2X 1Y4",
+		Source:     "test",
+	}
+}
+
+// collect subscribes to bus and returns a function that stops and returns
+// the events received.
+func collect(bus *runstatus.Bus) func() []runstatus.Event {
+	sub := bus.Subscribe(1024)
+	var mu sync.Mutex
+	var evs []runstatus.Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range sub.C {
+			mu.Lock()
+			evs = append(evs, e)
+			mu.Unlock()
+		}
+	}()
+	return func() []runstatus.Event {
+		sub.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return evs
+	}
+}
+
+func outcomeByName(s report.Summary) map[string]report.Outcome {
+	m := map[string]report.Outcome{}
+	for _, it := range s.Items {
+		m[it.ItemName] = it.Outcome
+	}
+	return m
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

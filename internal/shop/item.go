@@ -1,0 +1,446 @@
+package shop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// Reasons the run itself gives failed items (the agent's reasons are kept
+// as they are: model_error, browser_error, max_turns_exceeded…).
+const (
+	// ReasonAuthRecoveryFailed: the session expired and signing in again
+	// did not help.
+	ReasonAuthRecoveryFailed = "auth_recovery_failed"
+	// ReasonTooManyRestarts: the household's custom answers restarted the
+	// item more than MaxRestarts times.
+	ReasonTooManyRestarts = "too_many_restarts"
+)
+
+// itemRun is one planned item being shopped.
+type itemRun struct {
+	r       *run
+	p       *planned
+	started time.Time
+
+	// Owned by the item's goroutine.
+	query    string
+	fromUser bool
+	attempts int
+	turns    int
+	usage    report.Usage
+
+	mu        sync.Mutex
+	questions int
+}
+
+// attemptOut is what one attempt produced.
+type attemptOut struct {
+	end    *ending
+	res    agent.Result
+	tabErr error // the tab could not be opened
+	gen    int   // auth generation when the attempt started
+}
+
+// failKind says how to recover from a failed attempt.
+type failKind int
+
+const (
+	failFinal failKind = iota
+	failTransient
+	failCrash
+	failAuth
+)
+
+func (o attemptOut) err() error {
+	if o.tabErr != nil {
+		return o.tabErr
+	}
+	return o.res.Err
+}
+
+func (o attemptOut) kind() failKind {
+	err := o.err()
+	switch {
+	case errors.Is(err, browser.ErrAuthExpired):
+		return failAuth
+	case errors.Is(err, browser.ErrBrowserGone):
+		return failCrash
+	case o.tabErr != nil:
+		return failTransient
+	}
+	switch string(o.res.Reason) {
+	case "model_error", "browser_error":
+		return failTransient
+	}
+	return failFinal
+}
+
+// reason is the failure reason of the attempt, for the list and the summary.
+func (o attemptOut) reason() string {
+	if o.tabErr != nil {
+		return failureText("browser_error", "could not open a tab: "+o.tabErr.Error())
+	}
+	if t := o.res.FailureText(); t != "" {
+		return t
+	}
+	if o.res.Reason != "" {
+		return string(o.res.Reason)
+	}
+	return "the agent stopped without a result"
+}
+
+// shopItem shops one planned item to its final outcome (or until ctx ends).
+func (r *run) shopItem(ctx context.Context, p *planned) {
+	it := &itemRun{r: r, p: p, query: p.item.Product, started: r.now()}
+	started := it.started
+	r.journal.Update(func(rec *JournalRecord) {
+		if ji := rec.item(p.item.ID); ji != nil {
+			ji.Status = ItemInFlight
+			ji.StartedAt = &started
+		}
+	})
+	r.publish(runstatus.KindItemStarted, it.pendingResult(), "")
+	r.log.Info("item started", "item", p.item.Name)
+
+	errTries, restarts := 0, 0
+	for {
+		if ctx.Err() != nil {
+			it.interrupted()
+			return
+		}
+		out := it.attempt(ctx)
+		if e := out.end; e != nil {
+			switch e.kind {
+			case endAdded, endNotFound:
+				it.finish(ctx, it.resultFrom(*e))
+				return
+			case endRestart:
+				if restarts >= MaxRestarts {
+					it.finish(ctx, it.failed(ReasonTooManyRestarts+": the household asked to search again too many times; last query "+e.query))
+					return
+				}
+				restarts++
+				it.query, it.fromUser = e.query, true
+				r.log.Info("item restarted with the household's query", "item", p.item.Name, "query", e.query)
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			it.interrupted()
+			return
+		}
+		errTries++
+		kind := out.kind()
+		r.log.Warn("item attempt failed", "item", p.item.Name, "attempt", it.attempts, "reason", out.reason(), "retryable", kind != failFinal)
+		switch kind {
+		case failAuth:
+			if errTries >= MaxAttempts {
+				it.finish(ctx, it.failed(failureText(ReasonAuthRecoveryFailed, "the session expired again after signing in: "+out.reason())))
+				return
+			}
+			if err := r.relogin(ctx, out.gen); err != nil {
+				if ctx.Err() != nil {
+					it.interrupted()
+					return
+				}
+				it.finish(ctx, it.failed(failureText(ReasonAuthRecoveryFailed, err.Error())))
+				return
+			}
+		case failCrash, failTransient:
+			if errTries >= MaxAttempts {
+				it.finish(ctx, it.failed(out.reason()))
+				return
+			}
+		default:
+			it.finish(ctx, it.failed(out.reason()))
+			return
+		}
+	}
+}
+
+// attempt runs one agent on a fresh tab.
+func (it *itemRun) attempt(ctx context.Context) attemptOut {
+	r := it.r
+	out := attemptOut{gen: r.authGeneration()}
+	it.attempts++
+	a := Attempt{Query: it.query, StartedAt: r.now()}
+	defer func() {
+		a.Duration = r.now().Sub(a.StartedAt)
+		id := it.p.item.ID
+		r.journal.Update(func(rec *JournalRecord) {
+			if ji := rec.item(id); ji != nil {
+				ji.Attempts = append(ji.Attempts, a)
+			}
+		})
+	}()
+
+	tab, err := r.host.NewTab(ctx)
+	if err != nil {
+		out.tabErr = fmt.Errorf("open a browser tab: %w", err)
+		a.Reason, a.Error = "browser_error", out.tabErr.Error()
+		return out
+	}
+	defer func() {
+		if err := tab.Close(); err != nil {
+			r.log.Debug("closing a tab failed", "item", it.p.item.Name, "err", err)
+		}
+	}()
+	if err := tab.SetItem(ctx, it.p.item.Name); err != nil {
+		r.log.Debug("setting the banner failed", "item", it.p.item.Name, "err", err)
+	}
+
+	data := PromptData{
+		StoreName:     r.storeName(),
+		Host:          hostOf(r.cfg.Store.HomeURL),
+		SearchURL:     r.cfg.Store.SearchURL(it.query),
+		ItemName:      it.p.item.Name,
+		Query:         it.query,
+		QueryFromUser: it.fromUser,
+		Quantity:      it.p.item.Quantity,
+		PostalCode:    r.cfg.PostalCode,
+		CanAsk:        r.cfg.Resolver != nil,
+		StoreHint:     r.cfg.Store.Hint,
+	}
+	if r.cfg.Preferences != nil && !it.fromUser {
+		if pref, ok := r.cfg.Preferences.Lookup(it.p.item.Name); ok {
+			data.Preferred = &pref
+		}
+	}
+	goal, err := r.prompts.Goal(r.cfg.Store.Name, data)
+	if err != nil {
+		// A template bug: no agent can run; fail the item rather than guess.
+		out.res = agent.Result{Err: err}
+		a.Reason, a.Error = "prompt_error", err.Error()
+		return out
+	}
+
+	att := &attempt{}
+	ts := &toolSet{item: it, att: att, resolver: r.cfg.Resolver, onEnd: it.onReport}
+	cfg := r.agentCfg
+	if cfg.TraceDir != "" {
+		// Each agent run gets its own trace directory.
+		cfg.TraceDir = filepath.Join(cfg.TraceDir, r.id, fmt.Sprintf("%s-%s-%d", it.p.item.ID, slug(it.p.item.Name), it.attempts))
+	}
+	res := r.runAgent(ctx, cfg, goal, tab, ts.tools())
+	out.res = res
+	out.end = att.ending()
+
+	u := usageOf(res.Usage)
+	it.turns += res.Turns
+	it.usage = addUsage(it.usage, u)
+	r.addUsage(u)
+	a.Turns, a.Usage, a.Tool = res.Turns, u, res.Tool
+	if out.end != nil {
+		a.Tool = out.end.tool
+	}
+	a.Reason = string(res.Reason)
+	if res.Err != nil {
+		a.Error = res.Err.Error()
+	}
+	return out
+}
+
+// onReport updates the list the moment a terminal report arrives (with a
+// context that survives the run's cancellation: the report is true) and
+// records it in the journal.
+func (it *itemRun) onReport(ctx context.Context, e ending) {
+	r := it.r
+	fctx, cancel := r.finalCtx(ctx)
+	defer cancel()
+	ids := []string{it.p.item.ID}
+	for _, d := range it.p.duplicates {
+		ids = append(ids, d.ID)
+	}
+	for i, id := range ids {
+		var err error
+		switch e.kind {
+		case endAdded:
+			err = r.cfg.Provider.MarkCompleted(fctx, id, e.added)
+		case endNotFound:
+			expl := e.explanation
+			if i > 0 {
+				expl = fmt.Sprintf("same as %q: %s", it.p.item.Name, expl)
+			}
+			err = r.cfg.Provider.MarkNotFound(fctx, id, expl)
+		}
+		if err != nil {
+			r.log.Error("updating the list failed", "item", it.p.item.Name, "err", err)
+			r.addWarning(fmt.Sprintf("%q could not be updated on the shopping list: %v", it.p.item.Name, err))
+		}
+	}
+	res := it.resultFrom(e)
+	r.journal.Update(func(rec *JournalRecord) {
+		if ji := rec.item(it.p.item.ID); ji != nil {
+			ji.Status = ItemDone
+			ji.Result = &res
+		}
+	})
+}
+
+// finish records the item's final result: list (for failures; reports
+// updated it already), results, progress, journal, event; then its
+// duplicates.
+func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
+	r := it.r
+	if res.Outcome == report.OutcomeFailed {
+		fctx, cancel := r.finalCtx(ctx)
+		ids := []string{it.p.item.ID}
+		for _, d := range it.p.duplicates {
+			ids = append(ids, d.ID)
+		}
+		for i, id := range ids {
+			reason := res.Explanation
+			if i > 0 {
+				reason = fmt.Sprintf("same as %q: %s", it.p.item.Name, reason)
+			}
+			if err := r.cfg.Provider.MarkFailed(fctx, id, reason); err != nil {
+				r.log.Error("updating the list failed", "item", it.p.item.Name, "err", err)
+				r.addWarning(fmt.Sprintf("%q could not be tagged #failed on the shopping list: %v", it.p.item.Name, err))
+			}
+		}
+		cancel()
+	}
+	r.record(it.p.item.ID, res)
+	r.log.Info("item finished", "item", res.ItemName, "outcome", res.Outcome, "product", res.ProductName,
+		"price", res.Price.Text, "turns", res.Turns, "attempts", res.Attempts, "duration", res.Duration.Round(time.Millisecond), "explanation", res.Explanation)
+	for _, d := range it.p.duplicates {
+		dr := report.ItemResult{
+			ItemID: d.ID, ItemName: d.Name, Quantity: d.Quantity, Outcome: report.OutcomeDuplicate,
+			Explanation: fmt.Sprintf("same as %q (%s)", it.p.item.Name, res.Outcome),
+		}
+		r.record(d.ID, dr)
+	}
+}
+
+// record stores a final result, counts it and publishes item_finished.
+func (r *run) record(id string, res report.ItemResult) {
+	now := r.now()
+	r.mu.Lock()
+	r.results[id] = res
+	r.progress.Done++
+	switch res.Outcome {
+	case report.OutcomeAdded:
+		r.progress.Added++
+	case report.OutcomeNotFound:
+		r.progress.NotFound++
+	case report.OutcomeFailed:
+		r.progress.Failed++
+	}
+	r.mu.Unlock()
+	r.journal.Update(func(rec *JournalRecord) {
+		if ji := rec.item(id); ji != nil {
+			ji.Status = ItemDone
+			ji.Result = &res
+			ji.FinishedAt = &now
+		}
+	})
+	out := res
+	r.publish(runstatus.KindItemFinished, &out, "")
+}
+
+// interrupted leaves an unfinished item alone on the list.
+func (it *itemRun) interrupted() {
+	r := it.r
+	r.log.Info("item interrupted; left unchanged on the list", "item", it.p.item.Name)
+	ids := []string{it.p.item.ID}
+	for _, d := range it.p.duplicates {
+		ids = append(ids, d.ID)
+	}
+	r.journal.Update(func(rec *JournalRecord) {
+		for _, id := range ids {
+			if ji := rec.item(id); ji != nil && ji.Status != ItemDone {
+				ji.Status = ItemInterrupted
+			}
+		}
+	})
+}
+
+func (it *itemRun) askAllowed() bool {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.questions >= MaxQuestions {
+		return false
+	}
+	it.questions++
+	return true
+}
+
+// pendingResult describes the item before it has an outcome (for events).
+func (it *itemRun) pendingResult() *report.ItemResult {
+	return &report.ItemResult{ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity}
+}
+
+func (it *itemRun) base() report.ItemResult {
+	return report.ItemResult{
+		ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity,
+		Turns: it.turns, Attempts: it.attempts, Duration: it.r.now().Sub(it.started),
+	}
+}
+
+func (it *itemRun) resultFrom(e ending) report.ItemResult {
+	res := it.base()
+	switch e.kind {
+	case endAdded:
+		res.Outcome = report.OutcomeAdded
+		res.ProductName = e.added.ProductName
+		res.Price = e.added.Price
+		res.URL = e.added.URL
+		if e.added.Quantity > 0 {
+			res.Quantity = e.added.Quantity
+		}
+	default:
+		res.Outcome = report.OutcomeNotFound
+		res.Explanation = e.explanation
+	}
+	return res
+}
+
+func (it *itemRun) failed(reason string) report.ItemResult {
+	res := it.base()
+	res.Outcome = report.OutcomeFailed
+	res.Explanation = reason
+	return res
+}
+
+// usageOf converts the agent's usage.
+func usageOf(u agent.Usage) report.Usage {
+	return report.Usage{
+		PromptTokens: int64(u.PromptTokens),
+		OutputTokens: int64(u.OutputTokens),
+		TotalTokens:  int64(u.TotalTokens),
+		CostUSD:      float64(u.CostUSD),
+	}
+}
+
+// hostOf is the host name of a URL ("" when it has none).
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// slug is a file-name-safe short form of s.
+func slug(s string) string {
+	w := words(s)
+	out := strings.Join(w, "-")
+	if len(out) > 40 {
+		out = out[:40]
+	}
+	if out == "" {
+		out = "item"
+	}
+	return out
+}

@@ -1,0 +1,70 @@
+package shop
+
+import (
+	"strings"
+
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// planned is one item to shop, with the later items that repeat it.
+type planned struct {
+	item       shoppinglist.Item
+	duplicates []shoppinglist.Item
+}
+
+// plan is what a run will do with a list.
+type plan struct {
+	shop []*planned
+	// skippedTagged counts open items left alone because a previous run
+	// tagged them #404 or #failed (and RetryTagged is off).
+	skippedTagged int
+}
+
+// total is the number of list items the run reports on (shopped + duplicates).
+func (p plan) total() int {
+	n := 0
+	for _, it := range p.shop {
+		n += 1 + len(it.duplicates)
+	}
+	return n
+}
+
+// planItems selects the open items to shop with shoppinglist.PlanRun:
+// completed items are left alone, items tagged #404/#failed are skipped
+// unless retryTagged, and an item whose product repeats an earlier one is
+// shopped once (with the largest quantity asked): the later ones are
+// duplicates and share its outcome. only limits the run to the named items
+// (case-insensitive, with or without quantity).
+func planItems(items []shoppinglist.Item, retryTagged bool, only []string) plan {
+	if len(only) > 0 {
+		want := make(map[string]bool, len(only))
+		for _, o := range only {
+			want[shoppinglist.Key(o)] = true
+			want[shoppinglist.Key(shoppinglist.Parse(o).Product)] = true
+		}
+		var kept []shoppinglist.Item
+		for _, it := range items {
+			if want[shoppinglist.Key(it.Name)] || want[it.Key()] {
+				kept = append(kept, it)
+			}
+		}
+		items = kept
+	}
+	rp := shoppinglist.PlanRun(items, retryTagged)
+	p := plan{skippedTagged: len(rp.Tagged)}
+	byID := make(map[string]*planned, len(rp.ToShop))
+	for _, it := range rp.ToShop {
+		if strings.TrimSpace(it.Product) == "" {
+			it.Product = it.Name
+		}
+		pl := &planned{item: it}
+		byID[it.ID] = pl
+		p.shop = append(p.shop, pl)
+	}
+	for _, d := range rp.Duplicates {
+		if pl := byID[d.Of.ID]; pl != nil {
+			pl.duplicates = append(pl.duplicates, d.Item)
+		}
+	}
+	return p
+}

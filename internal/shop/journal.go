@@ -1,0 +1,218 @@
+package shop
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// ItemStatus is where one item of a run is, as the journal records it.
+type ItemStatus string
+
+const (
+	// ItemPending: not started yet.
+	ItemPending ItemStatus = "pending"
+	// ItemInFlight: an agent is working on it. A journal left with in-flight
+	// items belongs to a run that was killed: those items were not finished
+	// and were not marked in the list.
+	ItemInFlight ItemStatus = "in_flight"
+	// ItemDone: the item has its final outcome (Result is set).
+	ItemDone ItemStatus = "done"
+	// ItemInterrupted: the run was stopped while the item was pending or in
+	// flight; the list was not changed for it.
+	ItemInterrupted ItemStatus = "interrupted"
+)
+
+// Attempt is one agent run for one item.
+type Attempt struct {
+	// Query is what the agent was asked to find (the product, or the user's
+	// custom text after a choice).
+	Query     string        `json:"query"`
+	StartedAt time.Time     `json:"started_at"`
+	Duration  time.Duration `json:"duration_ns"`
+	// Tool is the terminal tool that ended the attempt, if any.
+	Tool string `json:"tool,omitempty"`
+	// Reason is the agent's end reason or the run's own (auth_recovery_failed…).
+	Reason string       `json:"reason,omitempty"`
+	Error  string       `json:"error,omitempty"`
+	Turns  int          `json:"turns"`
+	Usage  report.Usage `json:"usage"`
+}
+
+// JournalItem is one list item in the journal.
+type JournalItem struct {
+	ItemID   string     `json:"item_id"`
+	Name     string     `json:"name"`
+	Quantity int        `json:"quantity"`
+	Status   ItemStatus `json:"status"`
+	// DuplicateOf is the item ID this item repeats (it is not shopped).
+	DuplicateOf string             `json:"duplicate_of,omitempty"`
+	Attempts    []Attempt          `json:"attempts,omitempty"`
+	StartedAt   *time.Time         `json:"started_at,omitempty"`
+	FinishedAt  *time.Time         `json:"finished_at,omitempty"`
+	Result      *report.ItemResult `json:"result,omitempty"`
+}
+
+// JournalRecord is the content of one journal file.
+type JournalRecord struct {
+	RunID       string          `json:"run_id"`
+	Source      string          `json:"source,omitempty"`
+	Store       string          `json:"store"`
+	Model       string          `json:"model"`
+	Concurrency int             `json:"concurrency"`
+	StartedAt   time.Time       `json:"started_at"`
+	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	State       runstatus.State `json:"state"`
+	Error       string          `json:"error,omitempty"`
+	Items       []JournalItem   `json:"items"`
+	Usage       report.Usage    `json:"usage"`
+	Logins      int             `json:"logins"`
+	Relaunches  int             `json:"browser_relaunches"`
+	Review      *Review         `json:"review,omitempty"`
+}
+
+// Journal keeps a JournalRecord on disk: every change is written at once,
+// atomically (temp file, fsync, rename), so a run killed at any moment leaves
+// a readable file that says which items were done and which were in flight.
+// A Journal with an empty path keeps the record in memory only.
+type Journal struct {
+	mu   sync.Mutex
+	path string
+	rec  JournalRecord
+	err  error // first write error, reported once by Err
+}
+
+// JournalDir is where journals live under the data directory.
+func JournalDir(dataDir string) string { return filepath.Join(dataDir, "runs") }
+
+// NewJournal creates the journal of run rec.RunID in dir (created if needed)
+// and writes it. dir "" keeps the journal in memory.
+func NewJournal(dir string, rec JournalRecord) (*Journal, error) {
+	j := &Journal{rec: rec}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create the journal directory %s: %w (check the data_dir setting and its permissions)", dir, err)
+		}
+		j.path = filepath.Join(dir, rec.RunID+".json")
+	}
+	if err := j.Update(func(*JournalRecord) {}); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Path is the journal file ("" when in memory).
+func (j *Journal) Path() string { return j.path }
+
+// Update applies f to the record under the lock and writes the result.
+// A write error is returned and also kept for Err; the run goes on (a
+// journal that cannot be written must not stop the shopping).
+func (j *Journal) Update(f func(*JournalRecord)) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	f(&j.rec)
+	if j.path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(j.rec, "", "  ")
+	if err != nil {
+		return j.keep(fmt.Errorf("encode the run journal: %w", err))
+	}
+	if err := writeFileAtomic(j.path, append(data, '\n')); err != nil {
+		return j.keep(fmt.Errorf("write the run journal %s: %w", j.path, err))
+	}
+	return nil
+}
+
+func (j *Journal) keep(err error) error {
+	if j.err == nil {
+		j.err = err
+	}
+	return err
+}
+
+// Err is the first write error, if any.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Record returns a deep-enough copy of the current record.
+func (j *Journal) Record() JournalRecord {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.rec
+	r.Items = append([]JournalItem(nil), j.rec.Items...)
+	for i := range r.Items {
+		r.Items[i].Attempts = append([]Attempt(nil), r.Items[i].Attempts...)
+	}
+	return r
+}
+
+// item returns the journal item with id (nil when absent). Callers hold mu.
+func (r *JournalRecord) item(id string) *JournalItem {
+	for i := range r.Items {
+		if r.Items[i].ItemID == id {
+			return &r.Items[i]
+		}
+	}
+	return nil
+}
+
+// ReadJournal reads a journal file.
+func ReadJournal(path string) (JournalRecord, error) {
+	var rec JournalRecord
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rec, fmt.Errorf("read the run journal: %w", err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return rec, fmt.Errorf("decode the run journal %s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// writeFileAtomic writes data to path through a temp file in the same
+// directory, fsyncs it, renames it over path and fsyncs the directory.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

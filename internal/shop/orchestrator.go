@@ -1,0 +1,617 @@
+package shop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// Result is what a run produced.
+type Result struct {
+	Summary report.Summary  `json:"summary"`
+	Review  *Review         `json:"review,omitempty"`
+	State   runstatus.State `json:"state"`
+	// Error says why the run failed or was cancelled.
+	Error       string `json:"error,omitempty"`
+	JournalPath string `json:"journal,omitempty"`
+	// SkippedTagged counts open items left alone because an earlier run
+	// tagged them #404/#failed.
+	SkippedTagged int `json:"skipped_tagged"`
+	Logins        int `json:"logins"`
+	Relaunches    int `json:"browser_relaunches"`
+}
+
+// ErrCancelled is returned (wrapped) by Run when its context was cancelled.
+var ErrCancelled = errors.New("the shopping run was stopped before it finished")
+
+// Run performs one shopping run (see the package documentation).
+//
+// The error is nil when the run finished — whatever the items' outcomes.
+// It is non-nil when the run could not run (the list could not be read, the
+// browser did not start, signing in failed: Result.State is failed) or was
+// stopped (ctx cancelled: State is cancelled, the error wraps ErrCancelled).
+// Either way the journal and the summary are written, with a fresh bounded
+// context when ctx is done.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	r, err := newRun(cfg)
+	if err != nil {
+		return Result{State: runstatus.StateFailed, Error: err.Error()}, err
+	}
+	return r.run(ctx)
+}
+
+// run is one shopping run in progress.
+type run struct {
+	cfg      Config
+	log      *slog.Logger
+	id       string
+	now      func() time.Time
+	prompts  *Prompts
+	runAgent AgentFunc
+	agentCfg agent.Config
+	journal  *Journal
+	host     Host
+	started  time.Time
+
+	mu       sync.Mutex
+	state    runstatus.State
+	progress runstatus.Progress
+	results  map[string]report.ItemResult
+	usage    report.Usage
+	warnings []string
+
+	authMu  sync.Mutex
+	authGen int
+	authErr error // the last re-login's failure; later expiries fail at once
+	logins  int
+
+	startMu   sync.Mutex
+	nextStart time.Time
+}
+
+func newRun(cfg Config) (*run, error) {
+	switch {
+	case cfg.Provider == nil:
+		return nil, errors.New("shop: no shopping list provider configured")
+	case cfg.LaunchHost == nil:
+		return nil, errors.New("shop: no browser configured")
+	case cfg.Store.HomeURL == "" || cfg.Store.SearchURL == nil:
+		return nil, errors.New("shop: the store profile has no home or search URL")
+	}
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Stagger == 0 {
+		cfg.Stagger = DefaultStagger
+	}
+	if cfg.ModelCalls < 1 {
+		cfg.ModelCalls = cfg.Concurrency
+	}
+	if cfg.FinalizeTimeout <= 0 {
+		cfg.FinalizeTimeout = DefaultFinalizeTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	prompts, err := LoadPrompts()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{
+		cfg:      cfg,
+		now:      cfg.Now,
+		prompts:  prompts,
+		runAgent: cfg.RunAgent,
+		agentCfg: cfg.Agent,
+		results:  make(map[string]report.ItemResult),
+		state:    runstatus.StateIdle,
+	}
+	if r.runAgent == nil {
+		r.runAgent = agent.Run
+	}
+	r.id = cfg.RunID
+	if r.id == "" {
+		r.id = newRunID(r.now())
+	}
+	r.log = log.With("component", "shop", "run", r.id)
+	if r.agentCfg.SystemInstruction == "" {
+		r.agentCfg.SystemInstruction = prompts.System()
+	}
+	if r.agentCfg.HomeURL == "" {
+		r.agentCfg.HomeURL = cfg.Store.HomeURL
+	}
+	if r.agentCfg.Limiter == nil {
+		r.agentCfg.Limiter = semaphore.NewWeighted(int64(cfg.ModelCalls))
+	}
+	if r.agentCfg.Logger == nil {
+		r.agentCfg.Logger = log
+	}
+	return r, nil
+}
+
+// newRunID is a sortable, unique run id: UTC time plus 4 random bytes.
+func newRunID(t time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// finalCtx is the context for the writes that must happen even after ctx was
+// cancelled (list updates for reported items, journal, summary).
+func (r *run) finalCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), r.cfg.FinalizeTimeout)
+}
+
+func (r *run) run(ctx context.Context) (Result, error) {
+	r.started = r.now()
+	r.setState(runstatus.StateInitializing, "")
+
+	items, err := r.cfg.Provider.Items(ctx)
+	if err != nil {
+		return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
+	}
+	pl := planItems(items, r.cfg.RetryTagged, r.cfg.Items)
+	r.mu.Lock()
+	r.progress.Total = pl.total()
+	r.mu.Unlock()
+
+	rec := JournalRecord{
+		RunID: r.id, Source: r.cfg.Source, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
+		Concurrency: r.cfg.Concurrency, StartedAt: r.started, State: runstatus.StateInitializing,
+		Items: []JournalItem{},
+	}
+	// In list order, duplicates where the list has them.
+	inRun := make(map[string]JournalItem)
+	for _, p := range pl.shop {
+		inRun[p.item.ID] = JournalItem{ItemID: p.item.ID, Name: p.item.Name, Quantity: p.item.Quantity, Status: ItemPending}
+		for _, d := range p.duplicates {
+			inRun[d.ID] = JournalItem{ItemID: d.ID, Name: d.Name, Quantity: d.Quantity, Status: ItemPending, DuplicateOf: p.item.ID}
+		}
+	}
+	for _, it := range items {
+		if ji, ok := inRun[it.ID]; ok {
+			rec.Items = append(rec.Items, ji)
+			delete(inRun, it.ID)
+		}
+	}
+	r.journal, err = NewJournal(r.cfg.JournalDir, rec)
+	if err != nil {
+		// The journal is a record, not a reason to stop: keep it in memory.
+		r.log.Error("cannot write the run journal; continuing without it", "err", err)
+		r.addWarning("The run journal could not be written: " + err.Error())
+		r.journal, _ = NewJournal("", rec)
+	}
+	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop),
+		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
+	r.publish(runstatus.KindRunStarted, nil, "")
+
+	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
+	if len(pl.shop) == 0 {
+		r.log.Info("nothing to shop")
+		return r.finish(ctx, pl, nil, res, false)
+	}
+	if ctx.Err() != nil {
+		return r.finish(ctx, pl, nil, res, true)
+	}
+
+	host, err := r.cfg.LaunchHost(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.finish(ctx, pl, nil, res, true)
+		}
+		return r.fail(ctx, &pl, fmt.Errorf("start the browser: %w", err))
+	}
+	r.host = host
+	defer func() {
+		cctx, cancel := r.finalCtx(ctx)
+		defer cancel()
+		if err := host.Close(cctx); err != nil {
+			r.log.Warn("closing the browser failed", "err", err)
+		}
+	}()
+
+	r.setState(runstatus.StateAuthenticating, "")
+	if err := r.ensureLogin(ctx); err != nil {
+		if ctx.Err() != nil {
+			return r.finish(ctx, pl, nil, res, true)
+		}
+		return r.fail(ctx, &pl, err)
+	}
+
+	var before *Cart
+	if r.cfg.Cart != nil {
+		c, err := r.cfg.Cart.ReadCart(ctx, host)
+		if err != nil {
+			r.log.Warn("reading the cart before the run failed; the review will be incomplete", "err", err)
+		} else {
+			r.addUsage(c.Usage)
+			before = &c
+		}
+	}
+
+	r.setState(runstatus.StateShopping, "")
+	r.shopAll(ctx, pl)
+	if ctx.Err() != nil {
+		return r.finish(ctx, pl, nil, res, true)
+	}
+
+	r.setState(runstatus.StateReviewing, "")
+	rev := r.review(ctx, before)
+	return r.finish(ctx, pl, &rev, res, false)
+}
+
+// ensureLogin opens a tab, checks the session and signs in when needed.
+func (r *run) ensureLogin(ctx context.Context) error {
+	tab, err := r.host.NewTab(ctx)
+	if err != nil {
+		return fmt.Errorf("open a browser tab: %w", err)
+	}
+	defer func() { _ = tab.Close() }()
+	// IsAuthenticated opens the store's home page first; a signed-out
+	// page may also say so with ErrAuthExpired.
+	ok, err := r.host.IsAuthenticated(ctx, tab)
+	if err != nil && !errors.Is(err, browser.ErrAuthExpired) {
+		return fmt.Errorf("check whether the store session is signed in: %w", err)
+	}
+	if ok {
+		r.log.Info("store session is signed in")
+		return nil
+	}
+	r.log.Info("store session is not signed in; signing in")
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	r.logins++
+	if err := r.host.Login(ctx); err != nil {
+		return fmt.Errorf("sign in to %s: %w (check the store username and password, or run 'gemini-supply login')", r.storeName(), err)
+	}
+	r.authGen++
+	return nil
+}
+
+// relogin signs in again after an attempt started at generation gen saw the
+// session expire. Concurrent callers share one login: whoever comes after a
+// login that happened since their attempt started just retries.
+func (r *run) relogin(ctx context.Context, gen int) error {
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	if r.authGen > gen {
+		return nil
+	}
+	if r.authErr != nil {
+		return r.authErr
+	}
+	r.log.Warn("the store session expired; signing in again")
+	r.logins++
+	if err := r.host.Login(ctx); err != nil {
+		if ctx.Err() == nil {
+			r.authErr = fmt.Errorf("sign in again after the session expired: %w", err)
+		}
+		return fmt.Errorf("sign in again after the session expired: %w", err)
+	}
+	r.authGen++
+	r.journal.Update(func(rec *JournalRecord) { rec.Logins = r.logins })
+	return nil
+}
+
+func (r *run) authGeneration() int {
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	return r.authGen
+}
+
+// shopAll shops the planned items, at most Concurrency at once, starting no
+// new item once ctx is done.
+func (r *run) shopAll(ctx context.Context, pl plan) {
+	sem := make(chan struct{}, r.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for _, p := range pl.shop {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := r.waitStagger(ctx); err != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r.shopItem(ctx, p)
+		}()
+	}
+	wg.Wait()
+}
+
+// waitStagger spaces agent starts by Stagger.
+func (r *run) waitStagger(ctx context.Context) error {
+	if r.cfg.Stagger < 0 {
+		return nil
+	}
+	r.startMu.Lock()
+	now := r.now()
+	at := r.nextStart
+	if at.Before(now) {
+		at = now
+	}
+	r.nextStart = at.Add(r.cfg.Stagger)
+	r.startMu.Unlock()
+	d := at.Sub(now)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// review reads the cart after the run and compares it with before.
+func (r *run) review(ctx context.Context, before *Cart) Review {
+	var rev Review
+	switch {
+	case r.cfg.Cart == nil:
+		rev = Unavailable("this store has no cart reader")
+	case before == nil:
+		rev = Unavailable("the cart could not be read before the run")
+	default:
+		after, err := r.cfg.Cart.ReadCart(ctx, r.host)
+		if err != nil {
+			r.log.Warn("reading the cart after the run failed", "err", err)
+			rev = Unavailable(err.Error())
+			rev.Before = before
+		} else {
+			r.addUsage(after.Usage)
+			rev = Compare(*before, after, r.orderedResults())
+		}
+	}
+	rev.CartURL = r.cfg.Store.CartURL
+	for _, w := range rev.Warnings {
+		r.log.Warn("cart review", "kind", w.Kind, "item", w.Item, "warning", w.Message)
+	}
+	return rev
+}
+
+// fail ends a run that could not run.
+func (r *run) fail(ctx context.Context, pl *plan, cause error) (Result, error) {
+	r.log.Error("the run could not run", "err", cause)
+	r.addWarning("The shopping run could not run: " + cause.Error())
+	res := Result{}
+	if r.journal != nil {
+		res.JournalPath = r.journal.Path()
+	}
+	if pl != nil {
+		res.SkippedTagged = pl.skippedTagged
+	}
+	res, _ = r.finishAs(ctx, pl, nil, res, runstatus.StateFailed, cause)
+	return res, cause
+}
+
+// finish ends a run that shopped (or was cancelled while shopping).
+func (r *run) finish(ctx context.Context, pl plan, rev *Review, res Result, cancelled bool) (Result, error) {
+	if cancelled {
+		return r.finishAs(ctx, &pl, rev, res, runstatus.StateCancelled, fmt.Errorf("%w: %w", ErrCancelled, context.Cause(ctx)))
+	}
+	return r.finishAs(ctx, &pl, rev, res, runstatus.StateReviewReady, nil)
+}
+
+func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, state runstatus.State, cause error) (Result, error) {
+	fctx, cancel := r.finalCtx(ctx)
+	defer cancel()
+	finished := r.now()
+
+	// Items that never finished: the list is left alone for them.
+	if pl != nil && r.journal != nil {
+		r.journal.Update(func(rec *JournalRecord) {
+			for i := range rec.Items {
+				if s := rec.Items[i].Status; s == ItemPending || s == ItemInFlight {
+					rec.Items[i].Status = ItemInterrupted
+				}
+			}
+		})
+	}
+
+	sum := report.Summary{
+		RunID:      r.id,
+		StartedAt:  r.started,
+		FinishedAt: finished,
+		Items:      r.orderedResults(),
+		CartURL:    r.cfg.Store.CartURL,
+		Usage:      r.totalUsage(),
+		Cancelled:  state == runstatus.StateCancelled,
+	}
+	if rev != nil {
+		sum.Warnings = append(sum.Warnings, rev.WarningTexts()...)
+	}
+	sum.Warnings = append(sum.Warnings, r.takeWarnings()...)
+	if sum.Cancelled {
+		sum.Warnings = append(sum.Warnings, "The run was stopped before every item was shopped; the items it did not finish were left unchanged on the list.")
+	}
+
+	res.Summary = sum
+	res.Review = rev
+	res.State = state
+	if cause != nil {
+		res.Error = cause.Error()
+	}
+	res.Logins = r.loginCount()
+	if r.host != nil {
+		res.Relaunches = r.host.Relaunches()
+	}
+	if r.journal != nil {
+		r.journal.Update(func(rec *JournalRecord) {
+			rec.State = state
+			rec.FinishedAt = &finished
+			rec.Error = res.Error
+			rec.Usage = sum.Usage
+			rec.Review = rev
+			rec.Logins = res.Logins
+			rec.Relaunches = res.Relaunches
+		})
+		if err := r.journal.Err(); err != nil {
+			r.log.Warn("the run journal is incomplete", "err", err)
+		}
+	}
+
+	// Nothing to do is not worth a notification.
+	if pl == nil || pl.total() > 0 || state == runstatus.StateFailed {
+		r.sendSummary(fctx, sum)
+	}
+	msg := ""
+	if cause != nil {
+		msg = cause.Error()
+	}
+	r.setState(state, msg)
+	r.mu.Lock()
+	ev := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunFinished, RunID: r.id, State: state, Progress: r.progress, Message: msg, Summary: &sum}
+	r.mu.Unlock()
+	r.emit(ev)
+	r.log.Info("run finished", "state", state, "added", ev.Progress.Added, "not_found", ev.Progress.NotFound,
+		"failed", ev.Progress.Failed, "warnings", len(sum.Warnings), "cost_usd", sum.Usage.CostUSD)
+	return res, cause
+}
+
+// sendSummary gives the summary to the provider and every notifier; a
+// failure is logged, never fatal.
+func (r *run) sendSummary(ctx context.Context, sum report.Summary) {
+	if err := r.cfg.Provider.SendSummary(ctx, sum); err != nil {
+		r.log.Warn("the list provider could not take the summary", "err", err)
+	}
+	for _, n := range r.cfg.Notifiers {
+		if n == nil {
+			continue
+		}
+		if err := n.SendSummary(ctx, sum); err != nil {
+			r.log.Warn("a notifier could not send the summary", "notifier", fmt.Sprintf("%T", n), "err", err)
+		}
+	}
+}
+
+func (r *run) storeName() string {
+	if r.cfg.Store.DisplayName != "" {
+		return r.cfg.Store.DisplayName
+	}
+	return r.cfg.Store.Name
+}
+
+func (r *run) loginCount() int {
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	return r.logins
+}
+
+func (r *run) addWarning(w string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, w)
+}
+
+func (r *run) takeWarnings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.warnings
+	r.warnings = nil
+	return w
+}
+
+func (r *run) addUsage(u report.Usage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.usage = addUsage(r.usage, u)
+}
+
+func (r *run) totalUsage() report.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.usage
+}
+
+func addUsage(a, b report.Usage) report.Usage {
+	a.PromptTokens += b.PromptTokens
+	a.OutputTokens += b.OutputTokens
+	a.TotalTokens += b.TotalTokens
+	a.CostUSD += b.CostUSD
+	return a
+}
+
+// orderedResults returns the finished items' results in list order.
+func (r *run) orderedResults() []report.ItemResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := []report.ItemResult{}
+	if r.journal == nil {
+		return out
+	}
+	for _, it := range r.journal.Record().Items {
+		if res, ok := r.results[it.ItemID]; ok {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+func (r *run) setState(s runstatus.State, msg string) {
+	r.mu.Lock()
+	if r.state == s {
+		r.mu.Unlock()
+		return
+	}
+	r.state = s
+	ev := runstatus.Event{Time: r.now(), Kind: runstatus.KindStateChanged, RunID: r.id, State: s, Progress: r.progress, Message: msg}
+	r.mu.Unlock()
+	if r.journal != nil {
+		r.journal.Update(func(rec *JournalRecord) { rec.State = s })
+	}
+	r.log.Debug("state", "state", s)
+	r.emit(ev)
+}
+
+// publish sends an event about item (nil for run-level events).
+func (r *run) publish(kind runstatus.Kind, item *report.ItemResult, msg string) {
+	r.mu.Lock()
+	ev := runstatus.Event{Time: r.now(), Kind: kind, RunID: r.id, State: r.state, Progress: r.progress, Item: item, Message: msg}
+	r.mu.Unlock()
+	r.emit(ev)
+}
+
+func (r *run) emit(ev runstatus.Event) {
+	if r.cfg.Bus != nil {
+		r.cfg.Bus.Publish(ev)
+	}
+}
+
+// failureText is a short reason for a failed item.
+func failureText(reason, detail string) string {
+	detail = strings.TrimSpace(detail)
+	if detail == "" || detail == reason {
+		return reason
+	}
+	if strings.HasPrefix(detail, reason) {
+		return detail
+	}
+	return reason + ": " + detail
+}

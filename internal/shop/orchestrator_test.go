@@ -1,0 +1,633 @@
+package shop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// TestRunOutcomes: every kind of outcome, with the list, the journal, the
+// summary and the events agreeing.
+func TestRunOutcomes(t *testing.T) {
+	p := newFakeProvider("milk", "caviar", "2x bread", "eggs", "Milk", "saffron #404", "butter")
+	p.items = append(p.items, shoppinglist.Item{ID: "done1", Name: "tea", Product: "tea", Quantity: 1, Status: shoppinglist.StatusCompleted})
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{
+		"milk":   added("Natrel 2% Milk 2 L", "$5.49"),
+		"caviar": notFound("No caviar in this store."),
+		"bread":  fails(agent.ReasonModelError, errors.New("500 INTERNAL")),
+		"eggs":   sequence(fails(agent.ReasonBrowserError, errors.New("net::ERR_CONNECTION_RESET")), added("Large Eggs 12", "$4.29")),
+		"butter": fails(agent.ReasonMaxTurns, nil),
+	})
+	bus := &runstatus.Bus{}
+	events := collect(bus)
+	n := &fakeNotifier{}
+	cfg := baseConfig(t, p, h, a)
+	cfg.Bus = bus
+	cfg.Notifiers = []Notifier{n}
+
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	evs := events()
+
+	wantList := map[string]string{"id1": "added", "id2": "not_found", "id3": "failed", "id4": "added", "id5": "added", "id7": "failed"}
+	if got := p.outcomes(); fmt.Sprint(got) != fmt.Sprint(wantList) {
+		t.Errorf("list outcomes = %v, want %v", got, wantList)
+	}
+	if !strings.Contains(p.failed["id3"], "model_error") || !strings.Contains(p.failed["id7"], "max_turns_exceeded") {
+		t.Errorf("failure reasons = %q, %q", p.failed["id3"], p.failed["id7"])
+	}
+	if got := a.attemptsFor("bread"); got != MaxAttempts {
+		t.Errorf("bread attempts = %d, want %d (one retry on model errors)", got, MaxAttempts)
+	}
+	if got := a.attemptsFor("butter"); got != 1 {
+		t.Errorf("butter attempts = %d, want 1 (turn cap is not retried)", got)
+	}
+	if got := a.attemptsFor("saffron"); got != 0 {
+		t.Errorf("an item tagged #404 was shopped %d times", got)
+	}
+
+	want := map[string]report.Outcome{"milk": "added", "caviar": "not_found", "2x bread": "failed", "eggs": "added", "Milk": "duplicate", "butter": "failed"}
+	if got := outcomeByName(res.Summary); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("summary outcomes = %v, want %v", got, want)
+	}
+	var names []string
+	for _, it := range res.Summary.Items {
+		names = append(names, it.ItemName)
+	}
+	if got := strings.Join(names, ","); got != "milk,caviar,2x bread,eggs,Milk,butter" {
+		t.Errorf("summary order = %s, want list order", got)
+	}
+	if res.State != runstatus.StateReviewReady || res.SkippedTagged != 1 {
+		t.Errorf("state %s skipped %d", res.State, res.SkippedTagged)
+	}
+	if res.Summary.Usage.TotalTokens == 0 || res.Summary.Usage.CostUSD == 0 {
+		t.Errorf("usage not summed: %+v", res.Summary.Usage)
+	}
+	if len(p.summaries) != 1 || len(n.sums) != 1 {
+		t.Errorf("summary sent %d times to the provider, %d to the notifier; want 1 each", len(p.summaries), len(n.sums))
+	}
+	if h.maxOpen != 1 || h.open != 0 || !h.closed {
+		t.Errorf("tabs: max open %d, left open %d, host closed %v", h.maxOpen, h.open, h.closed)
+	}
+
+	// Journal agrees.
+	rec, err := ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != runstatus.StateReviewReady || rec.FinishedAt == nil {
+		t.Errorf("journal state %s finished %v", rec.State, rec.FinishedAt)
+	}
+	for _, ji := range rec.Items {
+		if ji.Status != ItemDone || ji.Result == nil {
+			t.Errorf("journal item %s: status %s result %v", ji.Name, ji.Status, ji.Result)
+			continue
+		}
+		if ji.Result.Outcome != want[ji.Name] {
+			t.Errorf("journal item %s: outcome %s, want %s", ji.Name, ji.Result.Outcome, want[ji.Name])
+		}
+	}
+	if rec.Items[3].Name != "eggs" || len(rec.Items[3].Attempts) != 2 || rec.Items[3].Attempts[0].Reason != "browser_error" {
+		t.Errorf("eggs attempts not journaled: %+v", rec.Items[3].Attempts)
+	}
+
+	// Events: run_started first, states in order, one item_finished per item, run_finished last.
+	if len(evs) == 0 || evs[0].Kind != runstatus.KindStateChanged || evs[len(evs)-1].Kind != runstatus.KindRunFinished {
+		t.Fatalf("events: %v", kinds(evs))
+	}
+	var states []string
+	finished := 0
+	for _, e := range evs {
+		switch e.Kind {
+		case runstatus.KindStateChanged:
+			states = append(states, string(e.State))
+		case runstatus.KindItemFinished:
+			finished++
+		case runstatus.KindRunStarted:
+			if e.Progress.Total != 6 {
+				t.Errorf("run_started total = %d, want 6", e.Progress.Total)
+			}
+		}
+	}
+	if got := strings.Join(states, ">"); got != "initializing>authenticating>shopping>reviewing>review_ready" {
+		t.Errorf("states = %s", got)
+	}
+	if finished != 6 {
+		t.Errorf("item_finished events = %d, want 6", finished)
+	}
+	last := evs[len(evs)-1]
+	if last.Summary == nil || last.Progress.Done != 6 || last.Progress.Added != 2 || last.Progress.NotFound != 1 || last.Progress.Failed != 2 {
+		t.Errorf("final progress = %+v", last.Progress)
+	}
+}
+
+func kinds(evs []runstatus.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, string(e.Kind)+"/"+string(e.State))
+	}
+	return out
+}
+
+// TestConcurrencyIdenticalOutcomes: outcomes do not depend on concurrency,
+// and never more than N tabs are open at once.
+func TestConcurrencyIdenticalOutcomes(t *testing.T) {
+	names := []string{"a1", "a2", "n1", "a3", "f1", "a4", "n2"}
+	var results []string
+	for _, n := range []int{1, 3} {
+		p := newFakeProvider(names...)
+		h := &fakeHost{authed: true}
+		a := newFakeAgent(map[string]behaviour{
+			"a1": added("A1", "$1.00"), "a2": added("A2", "$2.00"), "a3": added("A3", "$3.00"), "a4": added("A4", "$4.00"),
+			"n1": notFound("none"), "n2": notFound("none"), "f1": fails(agent.ReasonStuck, nil),
+		})
+		a.delay = 20 * time.Millisecond
+		cfg := baseConfig(t, p, h, a)
+		cfg.Concurrency = n
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.maxOpen > n {
+			t.Errorf("concurrency %d: %d tabs open at once", n, h.maxOpen)
+		}
+		if n == 3 && a.maxRun < 2 {
+			t.Errorf("concurrency 3 never ran two agents at once (max %d)", a.maxRun)
+		}
+		results = append(results, fmt.Sprint(outcomeByName(res.Summary))+fmt.Sprint(p.outcomes()))
+	}
+	if results[0] != results[1] {
+		t.Errorf("outcomes differ:\n c=1 %s\n c=3 %s", results[0], results[1])
+	}
+}
+
+// TestSessionExpiryOneLogin: three agents see the session expire at once;
+// one login serves them all and each item is retried once.
+func TestSessionExpiryOneLogin(t *testing.T) {
+	p := newFakeProvider("a", "b", "c")
+	h := &fakeHost{authed: true, loginDelay: 20 * time.Millisecond}
+	expired := fmt.Errorf("navigate: %w", browser.ErrAuthExpired)
+	a := newFakeAgent(map[string]behaviour{
+		"a": sequence(fails(agent.ReasonBrowserError, expired), added("A", "$1")),
+		"b": sequence(fails(agent.ReasonBrowserError, expired), added("B", "$1")),
+		"c": sequence(fails(agent.ReasonBrowserError, expired), added("C", "$1")),
+	})
+	a.delay = 10 * time.Millisecond
+	cfg := baseConfig(t, p, h, a)
+	cfg.Concurrency = 3
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.loginCount() != 1 || res.Logins != 1 {
+		t.Errorf("logins = %d (result %d), want exactly 1", h.loginCount(), res.Logins)
+	}
+	if c := res.Summary.Counts(); c.Added != 3 {
+		t.Errorf("counts = %+v, want 3 added", c)
+	}
+}
+
+// TestAuthRecoveryFailed: when signing in again fails the item fails with
+// auth_recovery_failed, and later expiries do not try again.
+func TestAuthRecoveryFailed(t *testing.T) {
+	p := newFakeProvider("a", "b")
+	h := &fakeHost{authed: true, loginErr: errors.New("wrong password")}
+	expired := fmt.Errorf("click: %w", browser.ErrAuthExpired)
+	a := newFakeAgent(map[string]behaviour{
+		"a": fails(agent.ReasonBrowserError, expired),
+		"b": fails(agent.ReasonBrowserError, expired),
+	})
+	cfg := baseConfig(t, p, h, a)
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.loginCount() != 1 {
+		t.Errorf("logins = %d, want 1", h.loginCount())
+	}
+	for _, id := range []string{"id1", "id2"} {
+		if !strings.HasPrefix(p.failed[id], ReasonAuthRecoveryFailed) {
+			t.Errorf("%s failed with %q, want %s", id, p.failed[id], ReasonAuthRecoveryFailed)
+		}
+	}
+	if res.State != runstatus.StateReviewReady {
+		t.Errorf("state = %s: one item's failure must not stop the run", res.State)
+	}
+}
+
+// TestInitialLoginFailure: a run that cannot sign in fails (exit 1) and
+// still tells the user why.
+func TestInitialLoginFailure(t *testing.T) {
+	p := newFakeProvider("a")
+	h := &fakeHost{authed: false, loginErr: errors.New("captcha")}
+	a := newFakeAgent(nil)
+	cfg := baseConfig(t, p, h, a)
+	res, err := Run(context.Background(), cfg)
+	if err == nil || res.State != runstatus.StateFailed {
+		t.Fatalf("err %v state %s, want a failed run", err, res.State)
+	}
+	if !strings.Contains(err.Error(), "captcha") || len(p.summaries) != 1 || len(p.summaries[0].Warnings) == 0 {
+		t.Errorf("err %v, summaries %+v", err, p.summaries)
+	}
+	if len(p.outcomes()) != 0 {
+		t.Errorf("the list was changed: %v", p.outcomes())
+	}
+	rec, _ := ReadJournal(res.JournalPath)
+	if rec.State != runstatus.StateFailed || rec.Items[0].Status != ItemInterrupted {
+		t.Errorf("journal: state %s item %s", rec.State, rec.Items[0].Status)
+	}
+}
+
+// TestLoginWhenSignedOut: a signed-out session is signed in once before shopping.
+func TestLoginWhenSignedOut(t *testing.T) {
+	p := newFakeProvider("a")
+	h := &fakeHost{authed: false}
+	a := newFakeAgent(map[string]behaviour{"a": added("A", "$1")})
+	res, err := Run(context.Background(), baseConfig(t, p, h, a))
+	if err != nil || h.loginCount() != 1 || res.Logins != 1 {
+		t.Fatalf("err %v logins %d", err, h.loginCount())
+	}
+}
+
+// TestBrowserCrashRetried: an attempt that loses the browser is retried once
+// (opening the next tab relaunches it).
+func TestBrowserCrashRetried(t *testing.T) {
+	p := newFakeProvider("a", "b")
+	h := &fakeHost{authed: true}
+	gone := fmt.Errorf("screenshot: %w", browser.ErrBrowserGone)
+	a := newFakeAgent(map[string]behaviour{
+		"a": sequence(fails(agent.ReasonBrowserError, gone), added("A", "$1")),
+		"b": sequence(fails(agent.ReasonBrowserError, gone), fails(agent.ReasonBrowserError, gone)),
+	})
+	cfg := baseConfig(t, p, h, a)
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeByName(res.Summary); got["a"] != report.OutcomeAdded || got["b"] != report.OutcomeFailed {
+		t.Errorf("outcomes = %v", got)
+	}
+	if a.attemptsFor("b") != 2 {
+		t.Errorf("b attempts = %d, want 2", a.attemptsFor("b"))
+	}
+}
+
+// TestNewTabFailureRetried: a tab that cannot be opened is a retryable
+// browser error.
+func TestNewTabFailureRetried(t *testing.T) {
+	p := newFakeProvider("a")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"a": added("A", "$1")})
+	cfg := baseConfig(t, p, h, a)
+	cfg.LaunchHost = func(context.Context) (Host, error) { return &tabFailOnce{fakeHost: h}, nil }
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeByName(res.Summary)["a"]; got != report.OutcomeAdded {
+		t.Errorf("a = %s, want added after a retry", got)
+	}
+	rec, _ := ReadJournal(res.JournalPath)
+	if n := len(rec.Items[0].Attempts); n != 2 || !strings.Contains(rec.Items[0].Attempts[0].Error, "open a browser tab") {
+		t.Errorf("attempts = %+v", rec.Items[0].Attempts)
+	}
+}
+
+// tabFailOnce fails the second NewTab (the first item attempt).
+type tabFailOnce struct {
+	*fakeHost
+	n int
+}
+
+func (h *tabFailOnce) NewTab(ctx context.Context) (Tab, error) {
+	h.n++
+	if h.n == 2 {
+		return nil, errors.New("target closed")
+	}
+	return h.fakeHost.NewTab(ctx)
+}
+
+// TestCancelLeavesNoFalseCompleted: stopping the run mid-way cancels the
+// agents, marks nothing they did not report, and still writes the journal
+// and the summary.
+func TestCancelLeavesNoFalseCompleted(t *testing.T) {
+	p := newFakeProvider("a", "b", "c", "d", "e")
+	h := &fakeHost{authed: true}
+	started := make(chan string, 10)
+	a := newFakeAgent(map[string]behaviour{
+		"a": added("A", "$1"),
+		"b": blocks(started),
+		"c": blocks(started),
+		"d": added("D", "$1"),
+		"e": added("E", "$1"),
+	})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Concurrency = 2
+	ctx, cancel := context.WithCancel(context.Background())
+	type out struct {
+		res Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := Run(ctx, cfg)
+		done <- out{res, err}
+	}()
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("agents b and c did not start")
+		}
+	}
+	cancel()
+	var o out
+	select {
+	case o = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop within 10 s of the cancel")
+	}
+	if !errors.Is(o.err, ErrCancelled) || o.res.State != runstatus.StateCancelled || !o.res.Summary.Cancelled {
+		t.Fatalf("err %v state %s", o.err, o.res.State)
+	}
+	if got := p.outcomes(); fmt.Sprint(got) != "map[id1:added]" {
+		t.Errorf("list = %v, want only a completed", got)
+	}
+	if a.attemptsFor("d")+a.attemptsFor("e") != 0 {
+		t.Error("items were started after the cancel")
+	}
+	if len(p.summaries) != 1 {
+		t.Errorf("summary sent %d times, want 1", len(p.summaries))
+	}
+	rec, err := ReadJournal(o.res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]ItemStatus{}
+	for _, ji := range rec.Items {
+		status[ji.Name] = ji.Status
+	}
+	want := map[string]ItemStatus{"a": ItemDone, "b": ItemInterrupted, "c": ItemInterrupted, "d": ItemInterrupted, "e": ItemInterrupted}
+	if fmt.Sprint(status) != fmt.Sprint(want) || rec.State != runstatus.StateCancelled {
+		t.Errorf("journal = %v (%s), want %v", status, rec.State, want)
+	}
+}
+
+// TestJournalShowsInFlight: while an agent works, the journal on disk says
+// which items are done and which are in flight.
+func TestJournalShowsInFlight(t *testing.T) {
+	p := newFakeProvider("a", "b")
+	h := &fakeHost{authed: true}
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	a := newFakeAgent(map[string]behaviour{
+		"a": added("A", "$1"),
+		"b": func(ctx context.Context, c *fakeCall) agent.Result {
+			started <- c.query
+			<-release
+			return added("B", "$2")(ctx, c)
+		},
+	})
+	cfg := baseConfig(t, p, h, a)
+	cfg.RunID = "inflight"
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = Run(context.Background(), cfg) }()
+	<-started
+	rec, err := ReadJournal(filepath.Join(cfg.JournalDir, "inflight.json"))
+	close(release)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Items[0].Status != ItemDone || rec.Items[1].Status != ItemInFlight {
+		t.Errorf("journal mid-run: a=%s b=%s, want done and in_flight", rec.Items[0].Status, rec.Items[1].Status)
+	}
+}
+
+// TestPresentOptions covers the three answers and remembering.
+func TestPresentOptions(t *testing.T) {
+	opts := []any{
+		map[string]any{"name": "Natrel 2% 2 L", "price": "$5.49", "url": "https://shop.test/p/milk-2", "product_id": "milk-2"},
+		map[string]any{"name": "Natrel 2% 4 L", "price": "$7.99"},
+	}
+	ask := func(ctx context.Context, c *fakeCall) agent.Result {
+		out, res, end := c.use(ctx, ToolPresentOptions, map[string]any{"item_name": c.query, "options": opts, "context": "Two sizes"})
+		if end {
+			return res
+		}
+		if out.Response["answer"] != "product" {
+			return agent.Result{Reason: agent.ReasonNoReport, Err: fmt.Errorf("response %v", out.Response)}
+		}
+		return added(out.Response["name"].(string), out.Response["price"].(string))(ctx, c)
+	}
+	tests := []struct {
+		name      string
+		answer    choice.Answer
+		want      report.Outcome
+		product   string
+		remember  bool
+		restarted bool
+	}{
+		{"product", choice.Answer{Kind: choice.KindProduct, Index: 1}, report.OutcomeAdded, "Natrel 2% 4 L", false, false},
+		{"product remembered", choice.Answer{Kind: choice.KindProduct, Index: 0, Remember: true}, report.OutcomeAdded, "Natrel 2% 2 L", true, false},
+		{"nothing", choice.Answer{Kind: choice.KindNothing, Reason: "timeout"}, report.OutcomeNotFound, "", false, false},
+		{"custom", choice.Answer{Kind: choice.KindCustom, Text: "oat milk"}, report.OutcomeAdded, "Oatly", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newFakeProvider("milk")
+			h := &fakeHost{authed: true}
+			a := newFakeAgent(map[string]behaviour{"milk": ask, "oat milk": added("Oatly", "$5.99")})
+			r := &fakeResolver{answer: func(choice.Question) (choice.Answer, error) { return tc.answer, nil }}
+			prefs := &fakePrefs{}
+			bus := &runstatus.Bus{}
+			events := collect(bus)
+			cfg := baseConfig(t, p, h, a)
+			cfg.Resolver, cfg.Preferences, cfg.Bus = r, prefs, bus
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := res.Summary.Items[0]
+			if it.Outcome != tc.want || it.ProductName != tc.product {
+				t.Errorf("outcome %s %q, want %s %q", it.Outcome, it.ProductName, tc.want, tc.product)
+			}
+			if len(r.questions) != 1 || len(r.questions[0].Options) != 2 || r.questions[0].ItemName != "milk" {
+				t.Errorf("questions = %+v", r.questions)
+			}
+			if _, ok := prefs.Lookup("milk"); ok != tc.remember {
+				t.Errorf("remembered = %v, want %v", ok, tc.remember)
+			}
+			if got := a.attemptsFor("oat milk") == 1; got != tc.restarted {
+				t.Errorf("restarted with the custom query = %v", got)
+			}
+			if tc.want == report.OutcomeNotFound && !strings.Contains(p.notFound["id1"], "timeout") {
+				t.Errorf("not found explanation = %q", p.notFound["id1"])
+			}
+			var waits, answers int
+			for _, e := range events() {
+				switch e.Kind {
+				case runstatus.KindWaitingForUser:
+					waits++
+				case runstatus.KindUserAnswered:
+					answers++
+				}
+			}
+			if waits != 1 || answers != 1 {
+				t.Errorf("waiting/answered events = %d/%d, want 1/1", waits, answers)
+			}
+		})
+	}
+}
+
+// TestNoResolverNoPresentOptions: without a resolver the model is not offered
+// present_options and the prompt says to report not found.
+func TestNoResolverNoPresentOptions(t *testing.T) {
+	p := newFakeProvider("milk")
+	h := &fakeHost{authed: true}
+	var declared []string
+	a := newFakeAgent(map[string]behaviour{"milk": func(ctx context.Context, c *fakeCall) agent.Result {
+		for n := range c.tools {
+			declared = append(declared, n)
+		}
+		return notFound("out of stock")(ctx, c)
+	}})
+	if _, err := Run(context.Background(), baseConfig(t, p, h, a)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(declared, ","), ToolPresentOptions) {
+		t.Errorf("present_options declared without a resolver: %v", declared)
+	}
+	if g := a.goals[0]; strings.Contains(g, "present_options") || !strings.Contains(g, "report_item_not_found") {
+		t.Errorf("goal without resolver:\n%s", g)
+	}
+}
+
+// TestFirstReportWins: a second report in the same attempt changes nothing.
+func TestFirstReportWins(t *testing.T) {
+	p := newFakeProvider("milk")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"milk": func(ctx context.Context, c *fakeCall) agent.Result {
+		_, res, _ := c.use(ctx, ToolReportAdded, map[string]any{"item_name": "Milk", "price_text": "$1", "url": "u", "quantity": float64(2)})
+		_, _, _ = c.use(ctx, ToolReportNotFound, map[string]any{"item_name": "milk", "explanation": "x"})
+		return res
+	}})
+	res, err := Run(context.Background(), baseConfig(t, p, h, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(p.outcomes()) != "map[id1:added]" || res.Summary.Items[0].Quantity != 2 {
+		t.Errorf("list %v, result %+v", p.outcomes(), res.Summary.Items[0])
+	}
+}
+
+// TestNothingToShop: an empty list ends at once without a browser or a notification.
+func TestNothingToShop(t *testing.T) {
+	p := newFakeProvider("saffron #404")
+	launched := false
+	cfg := baseConfig(t, p, &fakeHost{}, newFakeAgent(nil))
+	cfg.LaunchHost = func(context.Context) (Host, error) { launched = true; return nil, errors.New("no") }
+	res, err := Run(context.Background(), cfg)
+	if err != nil || launched || res.State != runstatus.StateReviewReady || len(p.summaries) != 0 || res.SkippedTagged != 1 {
+		t.Fatalf("err %v launched %v state %s summaries %d", err, launched, res.State, len(p.summaries))
+	}
+}
+
+// TestRetryTagged shops tagged items when asked.
+func TestRetryTagged(t *testing.T) {
+	p := newFakeProvider("saffron #404")
+	a := newFakeAgent(map[string]behaviour{"saffron": added("Saffron", "$9")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.RetryTagged = true
+	if _, err := Run(context.Background(), cfg); err != nil || a.attemptsFor("saffron") != 1 {
+		t.Fatalf("err %v attempts %d", err, a.attemptsFor("saffron"))
+	}
+}
+
+// TestOnlyItems limits a run to the requested items.
+func TestOnlyItems(t *testing.T) {
+	p := newFakeProvider("milk", "2x bread", "eggs")
+	a := newFakeAgent(map[string]behaviour{"bread": added("Bread", "$3"), "eggs": added("Eggs", "$4")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.Items = []string{"Bread", "eggs"}
+	res, err := Run(context.Background(), cfg)
+	if err != nil || len(res.Summary.Items) != 2 || a.attemptsFor("milk") != 0 {
+		t.Fatalf("err %v items %v", err, outcomeByName(res.Summary))
+	}
+}
+
+// TestPreferredProductInPrompt: a remembered product goes into the goal.
+func TestPreferredProductInPrompt(t *testing.T) {
+	p := newFakeProvider("milk")
+	a := newFakeAgent(map[string]behaviour{"milk": added("Natrel", "$5")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	prefs := &fakePrefs{}
+	_ = prefs.Remember("milk", PreferredProduct{Name: "Natrel 2% 2 L", URL: "https://shop.test/p/milk-2"})
+	cfg.Preferences = prefs
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.goals[0], "Natrel 2% 2 L") || !strings.Contains(a.goals[0], "https://shop.test/p/milk-2") {
+		t.Errorf("goal lacks the remembered product:\n%s", a.goals[0])
+	}
+}
+
+// TestListUnreadable: a list that cannot be read means the run could not run.
+func TestListUnreadable(t *testing.T) {
+	p := newFakeProvider()
+	p.itemsErr = errors.New("HA unreachable")
+	res, err := Run(context.Background(), baseConfig(t, p, &fakeHost{}, newFakeAgent(nil)))
+	if err == nil || res.State != runstatus.StateFailed || !strings.Contains(err.Error(), "HA unreachable") {
+		t.Fatalf("err %v state %s", err, res.State)
+	}
+}
+
+// TestStagger: agent starts are spaced by the stagger.
+func TestStagger(t *testing.T) {
+	p := newFakeProvider("a", "b", "c")
+	a := newFakeAgent(map[string]behaviour{"a": added("A", "$1"), "b": added("B", "$1"), "c": added("C", "$1")})
+	var starts []time.Time
+	var clockMu = make(chan struct{}, 1)
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.Concurrency = 3
+	cfg.Stagger = 30 * time.Millisecond
+	inner := a.run
+	cfg.RunAgent = func(ctx context.Context, c agent.Config, goal string, comp agent.Computer, tools []agent.Tool) agent.Result {
+		clockMu <- struct{}{}
+		starts = append(starts, time.Now())
+		<-clockMu
+		return inner(ctx, c, goal, comp, tools)
+	}
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(starts) != 3 {
+		t.Fatalf("starts = %d", len(starts))
+	}
+	first, last := starts[0], starts[0]
+	for _, s := range starts {
+		if s.Before(first) {
+			first = s
+		}
+		if s.After(last) {
+			last = s
+		}
+	}
+	if last.Sub(first) < 2*cfg.Stagger-5*time.Millisecond {
+		t.Errorf("three starts spread over %v, want at least %v", last.Sub(first), 2*cfg.Stagger)
+	}
+}

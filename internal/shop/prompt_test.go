@@ -1,0 +1,104 @@
+package shop
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+func TestGoal(t *testing.T) {
+	p, err := LoadPrompts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := PromptData{StoreName: "metro.ca", Host: "www.metro.ca", SearchURL: "https://www.metro.ca/en/online-grocery/search?filter=milk",
+		ItemName: "2x milk", Query: "milk", Quantity: 2, PostalCode: "H2X 1Y4"}
+	tests := []struct {
+		name    string
+		store   string
+		mod     func(*PromptData)
+		want    []string
+		notWant []string
+	}{
+		{"metro basics", "metro", nil,
+			[]string{"Item: milk\n", "Quantity: 2\n", "Postal code: H2X 1Y4\n", base.SearchURL, "report_item_added", "report_item_not_found", "Stay on www.metro.ca", "cart counter", "organic", `The shopping list says "2x milk"`, "raise the quantity to 2"},
+			[]string{"present_options", "<no value>", "one of them ends"}},
+		{"can ask", "metro", func(d *PromptData) { d.CanAsk = true },
+			[]string{"present_options", "out of stock"}, nil},
+		{"preferred product", "demo", func(d *PromptData) {
+			d.Preferred = &PreferredProduct{Name: "Natrel 2% 2 L", URL: "https://www.metro.ca/p/x", Price: "$5.49"}
+		}, []string{"chose this product for this item before: Natrel 2% 2 L ($5.49) — https://www.metro.ca/p/x", "demo"}, nil},
+		{"custom query", "metro", func(d *PromptData) { d.Query, d.QueryFromUser = "oat milk", true },
+			[]string{"Item: oat milk\n", `the user asked to search for "oat milk" instead`}, nil},
+		{"no postal code", "metro", func(d *PromptData) { d.PostalCode = ""; d.Quantity = 1; d.ItemName = "milk" },
+			[]string{"pick home delivery"}, []string{"Postal code:", "raise the quantity", "shopping list says"}},
+		{"unknown store uses the default template", "somewhere", nil,
+			[]string{"Item: milk\n", "online grocery store metro.ca"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := base
+			if tc.mod != nil {
+				tc.mod(&d)
+			}
+			g, err := p.Goal(tc.store, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(g, w) {
+					t.Errorf("goal lacks %q:\n%s", w, g)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(g, w) {
+					t.Errorf("goal has %q:\n%s", w, g)
+				}
+			}
+			if strings.Contains(g, "\n\n\n") {
+				t.Errorf("goal has runs of blank lines:\n%s", g)
+			}
+		})
+	}
+	if s := p.System(); !strings.Contains(s, "checkout") {
+		t.Errorf("system instruction = %q", s)
+	}
+}
+
+// TestJournalAtomicAndReadable: every update leaves a complete file.
+func TestJournalAtomicAndReadable(t *testing.T) {
+	dir := t.TempDir()
+	j, err := NewJournal(dir, JournalRecord{RunID: "r1", StartedAt: time.Now(), State: runstatus.StateInitializing,
+		Items: []JournalItem{{ItemID: "a", Name: "milk", Status: ItemPending}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []ItemStatus{ItemInFlight, ItemDone} {
+		if err := j.Update(func(r *JournalRecord) { r.Items[0].Status = st }); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := ReadJournal(j.Path())
+		if err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		if rec.Items[0].Status != st {
+			t.Errorf("update %d: status %s, want %s", i, rec.Items[0].Status, st)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "r1.json" {
+		t.Errorf("dir holds %v, want only r1.json (no temp files left)", entries)
+	}
+	// A journal that cannot be written reports it and keeps going.
+	ro := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(ro, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewJournal(filepath.Join(ro, "sub"), JournalRecord{RunID: "x"}); err == nil {
+		t.Error("journal under a file: no error")
+	}
+}

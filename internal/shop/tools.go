@@ -1,0 +1,346 @@
+package shop
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/genai"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// Names of the grocery tools.
+const (
+	ToolReportAdded    = "report_item_added"
+	ToolReportNotFound = "report_item_not_found"
+	ToolPresentOptions = "present_options"
+)
+
+// endKind is how an attempt ended by a tool.
+type endKind int
+
+const (
+	endNone endKind = iota
+	endAdded
+	endNotFound
+	endRestart
+)
+
+// ending is the first terminal report of an attempt.
+type ending struct {
+	kind        endKind
+	added       shoppinglist.Added
+	explanation string
+	query       string // endRestart: the user's new query
+	tool        string
+}
+
+// attempt is the per-attempt state the tool handlers share. The first
+// terminal report wins; later ones are ignored.
+type attempt struct {
+	mu  sync.Mutex
+	end *ending
+}
+
+// claim records e as the attempt's ending unless one exists; it reports
+// whether e won.
+func (a *attempt) claim(e ending) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.end != nil {
+		return false
+	}
+	a.end = &e
+	return true
+}
+
+func (a *attempt) ending() *ending {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.end == nil {
+		return nil
+	}
+	e := *a.end
+	return &e
+}
+
+// toolSet builds the grocery tools of one attempt. onEnd is called when a
+// terminal report arrives, before the handler returns, so that the list is
+// updated the moment the model reports.
+type toolSet struct {
+	item     *itemRun
+	att      *attempt
+	resolver ChoiceResolver
+	onEnd    func(ctx context.Context, e ending)
+}
+
+func (ts *toolSet) tools() []agent.Tool {
+	tools := []agent.Tool{
+		{
+			Name:        ToolReportAdded,
+			Description: "Report the product you put in the cart for the shopping list item, once the cart shows it.",
+			Parameters: &genai.Schema{
+				Type: genai.TypeObject,
+				Properties: map[string]*genai.Schema{
+					"item_name":  {Type: genai.TypeString, Description: "The product's name as the store shows it (brand, name, size)."},
+					"price_text": {Type: genai.TypeString, Description: "The price exactly as the store shows it, e.g. \"$5.49\" or \"2 for $7.00\"."},
+					"url":        {Type: genai.TypeString, Description: "The product page URL, or the search page URL when the product has no page."},
+					"quantity":   {Type: genai.TypeInteger, Description: "How many units of the product are now in the cart for this item."},
+				},
+				Required: []string{"item_name", "price_text", "url", "quantity"},
+			},
+			Terminal: true,
+			Handler:  ts.reportAdded,
+		},
+		{
+			Name:        ToolReportNotFound,
+			Description: "Report that the store has no suitable product for the shopping list item.",
+			Parameters: &genai.Schema{
+				Type: genai.TypeObject,
+				Properties: map[string]*genai.Schema{
+					"item_name":   {Type: genai.TypeString, Description: "The shopping list item."},
+					"explanation": {Type: genai.TypeString, Description: "What you searched for and what you found, in one or two sentences."},
+				},
+				Required: []string{"item_name", "explanation"},
+			},
+			Terminal: true,
+			Handler:  ts.reportNotFound,
+		},
+	}
+	if ts.resolver != nil {
+		tools = append(tools, agent.Tool{
+			Name: ToolPresentOptions,
+			Description: "Ask the household to choose between products when several match about equally well, " +
+				"when the matching product is out of stock, or when nothing close exists. Returns their answer.",
+			Parameters: &genai.Schema{
+				Type: genai.TypeObject,
+				Properties: map[string]*genai.Schema{
+					"item_name": {Type: genai.TypeString, Description: "The shopping list item."},
+					"options": {
+						Type:        genai.TypeArray,
+						Description: "Two to five candidate products, best first.",
+						Items: &genai.Schema{
+							Type: genai.TypeObject,
+							Properties: map[string]*genai.Schema{
+								"name":       {Type: genai.TypeString, Description: "Product name as shown (brand, name, size)."},
+								"price":      {Type: genai.TypeString, Description: "Price text as shown."},
+								"url":        {Type: genai.TypeString, Description: "Product page URL."},
+								"product_id": {Type: genai.TypeString, Description: "The store's product id if visible."},
+							},
+							Required: []string{"name", "price"},
+						},
+					},
+					"context": {Type: genai.TypeString, Description: "One sentence: why you ask (e.g. the product is out of stock)."},
+				},
+				Required: []string{"item_name", "options", "context"},
+			},
+			WaitsForUser: true,
+			Handler:      ts.presentOptions,
+		})
+	}
+	return tools
+}
+
+func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.ToolOutput, error) {
+	name := strings.TrimSpace(argString(args, "item_name"))
+	priceText := strings.TrimSpace(argString(args, "price_text"))
+	qty := argInt(args, "quantity")
+	if qty < 1 {
+		qty = ts.item.p.item.Quantity
+	}
+	if name == "" {
+		name = ts.item.query
+	}
+	e := ending{kind: endAdded, tool: ToolReportAdded, added: shoppinglist.Added{
+		ProductName: name,
+		Price:       money.Parse(priceText),
+		URL:         strings.TrimSpace(argString(args, "url")),
+		Quantity:    qty,
+	}}
+	if !ts.att.claim(e) {
+		return agent.ToolOutput{Response: map[string]any{"status": "ignored: the item was already reported"}, End: true}, nil
+	}
+	ts.onEnd(ctx, e)
+	return agent.ToolOutput{Response: map[string]any{"status": "recorded"}, End: true, Payload: e}, nil
+}
+
+func (ts *toolSet) reportNotFound(ctx context.Context, args map[string]any) (agent.ToolOutput, error) {
+	expl := strings.TrimSpace(argString(args, "explanation"))
+	if expl == "" {
+		expl = "The agent found no suitable product."
+	}
+	e := ending{kind: endNotFound, tool: ToolReportNotFound, explanation: expl}
+	if !ts.att.claim(e) {
+		return agent.ToolOutput{Response: map[string]any{"status": "ignored: the item was already reported"}, End: true}, nil
+	}
+	ts.onEnd(ctx, e)
+	return agent.ToolOutput{Response: map[string]any{"status": "recorded"}, End: true, Payload: e}, nil
+}
+
+func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (agent.ToolOutput, error) {
+	it := ts.item
+	q := choice.Question{
+		ItemName: it.p.item.Name,
+		Context:  strings.TrimSpace(argString(args, "context")),
+		Options:  argOptions(args["options"]),
+	}
+	if len(q.Options) == 0 {
+		return agent.ToolOutput{Response: map[string]any{
+			"error": "present_options needs at least one option with a name and a price; list the candidates you see, or report the item not found.",
+		}}, nil
+	}
+	if !it.askAllowed() {
+		return agent.ToolOutput{Response: map[string]any{
+			"answer": "The household was already asked about this item several times. Do not ask again: add the option that fits best if one is in stock, otherwise report the item not found.",
+		}}, nil
+	}
+	it.r.publish(runstatus.KindWaitingForUser, it.pendingResult(), questionText(q))
+	ans, err := ts.resolver.Choose(ctx, q)
+	if ctx.Err() != nil {
+		return agent.ToolOutput{}, ctx.Err()
+	}
+	if err != nil {
+		it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "no answer: "+err.Error())
+		it.r.log.Warn("asking the household failed", "item", it.p.item.Name, "err", err)
+		e := ending{kind: endNotFound, tool: ToolPresentOptions,
+			explanation: fmt.Sprintf("The household had to choose (%s), but could not be asked: %v", q.Context, err)}
+		if ts.att.claim(e) {
+			ts.onEnd(ctx, e)
+		}
+		return agent.ToolOutput{Response: map[string]any{"answer": "nobody could be asked; the item is closed"}, End: true, Payload: e}, nil
+	}
+	switch ans.Kind {
+	case choice.KindProduct:
+		if ans.Index < 0 || ans.Index >= len(q.Options) {
+			it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "invalid answer")
+			return agent.ToolOutput{Response: map[string]any{"error": "the answer named no listed option; ask again or decide"}}, nil
+		}
+		opt := q.Options[ans.Index]
+		it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "chose "+opt.Name)
+		if ans.Remember && it.r.cfg.Preferences != nil {
+			if err := it.r.cfg.Preferences.Remember(it.p.item.Name, PreferredProduct{Name: opt.Name, URL: opt.URL, Price: opt.Price, ProductID: opt.ProductID}); err != nil {
+				it.r.log.Warn("remembering the household's choice failed", "item", it.p.item.Name, "err", err)
+			}
+		}
+		resp := map[string]any{
+			"answer":      "product",
+			"name":        opt.Name,
+			"price":       opt.Price,
+			"instruction": fmt.Sprintf("The household chose %q. Add exactly this product to the cart (quantity %d), check the cart counter, then report it with report_item_added.", opt.Name, it.p.item.Quantity),
+		}
+		if opt.URL != "" {
+			resp["url"] = opt.URL
+		}
+		if opt.ProductID != "" {
+			resp["product_id"] = opt.ProductID
+		}
+		return agent.ToolOutput{Response: resp}, nil
+	case choice.KindCustom:
+		text := strings.TrimSpace(ans.Text)
+		if text == "" {
+			break
+		}
+		it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "search for "+text)
+		e := ending{kind: endRestart, tool: ToolPresentOptions, query: text}
+		if !ts.att.claim(e) {
+			return agent.ToolOutput{End: true, Response: map[string]any{"status": "ignored"}}, nil
+		}
+		return agent.ToolOutput{Response: map[string]any{"answer": "custom", "text": text}, End: true, Payload: e}, nil
+	}
+	// KindNothing (and anything unknown): the item ends as not found.
+	why := "The household chose none of the offered products"
+	if ans.Reason != "" {
+		why += " (" + ans.Reason + ")"
+	}
+	it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "nothing")
+	expl := why + "."
+	if q.Context != "" {
+		expl = strings.TrimRight(q.Context, ". ") + ". " + expl
+	}
+	e := ending{kind: endNotFound, tool: ToolPresentOptions, explanation: expl}
+	if ts.att.claim(e) {
+		ts.onEnd(ctx, e)
+	}
+	return agent.ToolOutput{Response: map[string]any{"answer": "nothing"}, End: true, Payload: e}, nil
+}
+
+func questionText(q choice.Question) string {
+	names := make([]string, len(q.Options))
+	for i, o := range q.Options {
+		names[i] = o.Name
+	}
+	s := q.ItemName + ": " + strings.Join(names, " | ")
+	if q.Context != "" {
+		s = q.Context + " — " + s
+	}
+	return s
+}
+
+func argString(args map[string]any, k string) string {
+	switch v := args[k].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func argInt(args map[string]any, k string) int {
+	switch v := args[k].(type) {
+	case float64:
+		if math.IsNaN(v) || v < 0 || v > 1000 {
+			return 0
+		}
+		return int(math.Round(v))
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	return 0
+}
+
+// argOptions reads present_options' options, dropping nameless entries and
+// keeping at most five.
+func argOptions(v any) []choice.Option {
+	list, _ := v.([]any)
+	var out []choice.Option
+	for _, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		o := choice.Option{
+			Name:      strings.TrimSpace(argString(m, "name")),
+			Price:     strings.TrimSpace(argString(m, "price")),
+			URL:       strings.TrimSpace(argString(m, "url")),
+			ProductID: strings.TrimSpace(argString(m, "product_id")),
+		}
+		if o.Name == "" {
+			continue
+		}
+		out = append(out, o)
+		if len(out) == 5 {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,310 @@
+package shoppinglist
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// MaxQuantity is the largest count read from a name. A bigger leading number
+// is taken as part of the product ("100 napkins" is one pack of napkins).
+const MaxQuantity = 99
+
+// Parsed is what a raw list entry says.
+type Parsed struct {
+	// Name is the entry with its #tags removed and whitespace collapsed.
+	Name string
+	// Tags are the #tags of the entry, lower case, with the '#', in order,
+	// without repeats.
+	Tags []string
+	// Quantity is the number of units asked for (1 when the entry names none).
+	Quantity int
+	// Product is Name without its quantity.
+	Product string
+}
+
+// Parse reads a raw list entry such as "2x milk 2% #404".
+//
+// Tags: every whitespace-separated word starting with '#' ("#404", "#failed",
+// "#costco") is a tag; tags are matched case-insensitively and removed from
+// the name.
+//
+// Quantity: "2x milk", "2 x milk", "2× milk", "milk x2", "milk x 2",
+// "milk 2x" and a bare leading count ("3 apples", "12 eggs") give a quantity.
+// A number followed by a unit is a size, not a quantity: "1.5 kg flour",
+// "500 g butter", "2L milk", "2 % milk" are quantity 1 with the whole text as
+// the product. Counts above MaxQuantity, zero and decimals are not
+// quantities either.
+func Parse(raw string) Parsed {
+	var words, tags []string
+	for _, w := range strings.Fields(raw) {
+		if isTag(w) {
+			t := strings.ToLower(w)
+			if !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+			continue
+		}
+		words = append(words, w)
+	}
+	p := Parsed{Name: strings.Join(words, " "), Tags: tags, Quantity: 1}
+	q, product := quantity(words)
+	p.Quantity = q
+	p.Product = strings.Join(product, " ")
+	return p
+}
+
+// isTag reports whether w is a #tag: '#' then letters, digits, '_' or '-'.
+func isTag(w string) bool {
+	if len(w) < 2 || w[0] != '#' {
+		return false
+	}
+	for _, r := range w[1:] {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// quantity finds the count in words and returns it with the remaining words.
+func quantity(words []string) (int, []string) {
+	n := len(words)
+	if n == 0 {
+		return 1, words
+	}
+	first := words[0]
+
+	// "2x milk", "2×milk" glued on the left.
+	if c, rest, ok := countWithX(first, true); ok && (rest != "" || n > 1) {
+		if rest == "" {
+			return c, words[1:]
+		}
+		return c, append([]string{rest}, words[1:]...)
+	}
+	if n < 2 {
+		return 1, words
+	}
+	second := words[1]
+	// "2 x milk", "2 × milk".
+	if c, ok := count(first); ok && isX(second) && n >= 3 {
+		return c, words[2:]
+	}
+	// "milk x2", "milk 2x" at the end.
+	last := words[n-1]
+	if c, rest, ok := countWithX(last, false); ok && rest == "" {
+		return c, words[:n-1]
+	}
+	if c, rest, ok := countWithX(last, true); ok && rest == "" {
+		return c, words[:n-1]
+	}
+	// "milk x 2".
+	if n >= 3 && isX(words[n-2]) {
+		if c, ok := count(last); ok {
+			return c, words[:n-2]
+		}
+	}
+	// A bare leading count: "3 apples", "12 eggs", unless a unit follows.
+	if c, ok := count(first); ok && !isUnit(second) {
+		return c, words[1:]
+	}
+	return 1, words
+}
+
+func isX(w string) bool { return w == "x" || w == "X" || w == "×" || w == "*" }
+
+// count parses a whole number in 1..MaxQuantity.
+func count(w string) (int, bool) {
+	if w == "" || len(w) > 3 {
+		return 0, false
+	}
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	c, err := strconv.Atoi(w)
+	if err != nil || c < 1 || c > MaxQuantity {
+		return 0, false
+	}
+	return c, true
+}
+
+// countWithX reads "2x" (numberFirst) or "x2" (!numberFirst) at the start of
+// w and returns the count and what follows it in the same word ("2xmilk" →
+// "milk"; only for numberFirst).
+func countWithX(w string, numberFirst bool) (int, string, bool) {
+	if numberFirst {
+		i := 0
+		for i < len(w) && w[i] >= '0' && w[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			return 0, "", false
+		}
+		rest, ok := trimX(w[i:])
+		if !ok {
+			return 0, "", false
+		}
+		c, ok := count(w[:i])
+		if !ok {
+			return 0, "", false
+		}
+		return c, rest, true
+	}
+	rest, ok := trimX(w)
+	if !ok {
+		return 0, "", false
+	}
+	c, ok := count(rest)
+	return c, "", ok
+}
+
+// trimX removes a leading x, X or × and reports whether there was one.
+func trimX(s string) (string, bool) {
+	for _, x := range []string{"x", "X", "×"} {
+		if strings.HasPrefix(s, x) {
+			return s[len(x):], true
+		}
+	}
+	return s, false
+}
+
+// units that make a leading number a size rather than a count.
+var units = map[string]bool{
+	"g": true, "gr": true, "gram": true, "grams": true, "gramme": true, "grammes": true,
+	"kg": true, "kgs": true, "kilo": true, "kilos": true, "kilogram": true, "kilograms": true,
+	"mg": true, "lb": true, "lbs": true, "pound": true, "pounds": true, "oz": true, "ounce": true, "ounces": true,
+	"l": true, "liter": true, "liters": true, "litre": true, "litres": true,
+	"ml": true, "cl": true, "dl": true, "%": true,
+	"cm": true, "m": true, "mm": true, "in": true, "ft": true,
+}
+
+func isUnit(w string) bool {
+	return units[strings.ToLower(strings.TrimRight(w, ".,"))]
+}
+
+// Key is the duplicate-detection key of a product: lower case, whitespace
+// collapsed. "Milk" and " milk " share a key.
+func Key(product string) string {
+	return strings.ToLower(strings.Join(strings.Fields(product), " "))
+}
+
+// SetName fills Name, Tags, Quantity and Product of an item from a raw entry,
+// keeping tags the item already has.
+func (it *Item) SetName(raw string) {
+	p := Parse(raw)
+	it.Name = p.Name
+	it.Product = p.Product
+	it.Quantity = p.Quantity
+	for _, t := range p.Tags {
+		if !it.HasTag(t) {
+			it.Tags = append(it.Tags, t)
+		}
+	}
+}
+
+// Key is the item's duplicate-detection key (see Key).
+func (it Item) Key() string {
+	if it.Product != "" {
+		return Key(it.Product)
+	}
+	return Key(Parse(it.Name).Product)
+}
+
+// HasTag reports whether the item carries tag (case-insensitive; the '#' is
+// optional).
+func (it Item) HasTag(tag string) bool {
+	tag = normaliseTag(tag)
+	for _, t := range it.Tags {
+		if normaliseTag(t) == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// RunTagged reports whether an earlier run tagged the item #404 or #failed.
+func (it Item) RunTagged() bool {
+	return it.HasTag(TagNotFound) || it.HasTag(TagFailed)
+}
+
+// IsRunTag reports whether tag is one a run writes (#404, #failed).
+func IsRunTag(tag string) bool {
+	t := normaliseTag(tag)
+	return t == TagNotFound || t == TagFailed
+}
+
+func normaliseTag(t string) string {
+	t = strings.ToLower(strings.TrimSpace(t))
+	if !strings.HasPrefix(t, "#") {
+		t = "#" + t
+	}
+	return t
+}
+
+// NormaliseTag returns tag lower case with a leading '#'.
+func NormaliseTag(tag string) string { return normaliseTag(tag) }
+
+// Duplicate is an open item whose product is already on the list.
+type Duplicate struct {
+	Item Item
+	// Of is the item that is shopped instead.
+	Of Item
+}
+
+// Plan is how a run treats the items of a list.
+type Plan struct {
+	// ToShop are the open items to shop, in list order, duplicates folded in.
+	ToShop []Item
+	// Duplicates are open items whose product appears earlier in ToShop.
+	Duplicates []Duplicate
+	// Tagged are open items an earlier run tagged #404 or #failed; they are
+	// left alone unless the run retries tagged items.
+	Tagged []Item
+	// Completed counts the items already completed.
+	Completed int
+}
+
+// PlanRun splits items into what a run shops, what it skips as duplicates and
+// what it leaves alone because an earlier run tagged it. Completed items are
+// only counted. Duplicates share a Key; the first in list order is shopped
+// with the largest quantity any of them asks for ("milk" then "2x Milk" shops
+// 2 milk once).
+func PlanRun(items []Item, retryTagged bool) Plan {
+	var p Plan
+	first := map[string]int{} // key → index in p.ToShop
+	for _, it := range items {
+		if it.Status == StatusCompleted {
+			p.Completed++
+			continue
+		}
+		if it.Quantity < 1 {
+			it.Quantity = 1
+		}
+		if it.Product == "" {
+			pp := Parse(it.Name)
+			it.Product = pp.Product
+		}
+		if it.RunTagged() && !retryTagged {
+			p.Tagged = append(p.Tagged, it)
+			continue
+		}
+		k := it.Key()
+		if i, ok := first[k]; ok && k != "" {
+			p.Duplicates = append(p.Duplicates, Duplicate{Item: it, Of: p.ToShop[i]})
+			if it.Quantity > p.ToShop[i].Quantity {
+				p.ToShop[i].Quantity = it.Quantity
+			}
+			continue
+		}
+		first[k] = len(p.ToShop)
+		p.ToShop = append(p.ToShop, it)
+	}
+	// Duplicates name the item as finally shopped (with the folded quantity).
+	for i, d := range p.Duplicates {
+		p.Duplicates[i].Of = p.ToShop[first[d.Of.Key()]]
+	}
+	return p
+}

@@ -1,0 +1,375 @@
+// Package store holds the store profiles: everything site-specific the
+// browser and the shopping run need to know about a grocery web site, as
+// data rather than code paths — the hosts the browser may talk to, the paths
+// it must never open, the search URL, the marker that shows a signed-in
+// session and the scripted login steps.
+//
+// Two profiles exist: "metro" (www.metro.ca) and "demo" (the local
+// imitation in package demostore, reached under the same host names).
+package store
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Profile describes one store. The zero value allows nothing.
+type Profile struct {
+	// Name is the profile's name ("metro", "demo").
+	Name string
+	// HomeURL is the store's home page.
+	HomeURL string
+	// CartURL is the page showing the cart.
+	CartURL string
+	// SearchURLTemplate is the search results URL with "{q}" where the
+	// query-escaped search words go.
+	SearchURLTemplate string
+	// AllowedHosts are the hosts the browser may reach at any time. An entry
+	// "*.metro.ca" matches every subdomain of metro.ca (not metro.ca itself).
+	AllowedHosts []string
+	// LoginHosts are hosts allowed only while the scripted login runs, and
+	// only for the login's own page (the identity provider).
+	LoginHosts []string
+	// BlockedPaths are URL paths that top-level navigations may never open
+	// ("/checkout", "/account/settings"). A path is blocked when its
+	// normalised segments contain a blocked path's segments in a row; see
+	// PathBlocked.
+	BlockedPaths []string
+	// AuthMarkerSelector is a CSS selector present on store pages only when
+	// the shopper is signed in.
+	AuthMarkerSelector string
+	// AuthMarkerOnEveryPage says the marker is part of every store page's
+	// header, so a tab that shows a store page without it has lost its
+	// session (the browser then reports ErrAuthExpired).
+	AuthMarkerOnEveryPage bool
+	// LoginSteps is the scripted login, run by code with the credentials
+	// from the configuration (never by the model).
+	LoginSteps []LoginStep
+	// BannerText is the text of the bar shown on every page while the agent
+	// works, followed by the current item's name.
+	BannerText string
+	// IgnoreHTTPSErrors accepts self-signed certificates (demo store only).
+	IgnoreHTTPSErrors bool
+	// CartJSONURL is an endpoint returning the cart as JSON (demo store);
+	// empty means the cart is read from the cart page by the model.
+	CartJSONURL string
+	// PostalCodeHint tells the model how the store asks for a postal code.
+	PostalCodeHint string
+}
+
+// LoginStepKind is what one login step does.
+type LoginStepKind string
+
+// Login step kinds.
+const (
+	// StepGoto opens URL (HomeURL when empty) and waits for the page to load.
+	StepGoto LoginStepKind = "goto"
+	// StepClick clicks the first element matching Selector once it is
+	// visible. With Optional, a missing element is not an error.
+	StepClick LoginStepKind = "click"
+	// StepDoneIfAuthenticated ends the login successfully when the auth
+	// marker shows up within Timeout (the session is still valid).
+	StepDoneIfAuthenticated LoginStepKind = "done_if_authenticated"
+	// StepWaitForHost waits until the page's URL is on Host.
+	StepWaitForHost LoginStepKind = "wait_for_host"
+	// StepWaitForSelector waits until Selector is visible.
+	StepWaitForSelector LoginStepKind = "wait_for_selector"
+	// StepFill clicks Selector, clears it and types the credential named by
+	// Value key by key.
+	StepFill LoginStepKind = "fill"
+	// StepPress presses Key on the focused element.
+	StepPress LoginStepKind = "press"
+	// StepWaitForAuthMarker waits until the auth marker is present; the
+	// login fails if it does not appear within Timeout.
+	StepWaitForAuthMarker LoginStepKind = "wait_for_auth_marker"
+)
+
+// Credential names a secret a login step types.
+type Credential string
+
+// Credentials a StepFill can type.
+const (
+	CredentialUsername Credential = "username"
+	CredentialPassword Credential = "password"
+)
+
+// LoginStep is one step of a scripted login.
+type LoginStep struct {
+	Kind     LoginStepKind
+	Selector string
+	URL      string
+	Host     string
+	Key      string
+	Value    Credential
+	Optional bool
+	// Timeout bounds the step; zero means the browser's default step timeout.
+	Timeout time.Duration
+	// What is a short description used in logs and errors ("open the login panel").
+	What string
+}
+
+// DefaultBannerText is the banner's text before the item name.
+const DefaultBannerText = "Grocery agent active — shopping for: "
+
+// metroBlockedPaths are the pages the agent must never open on metro.ca
+// (grocery-agent-design.md §4).
+var metroBlockedPaths = []string{
+	"/checkout", "/payment", "/billing",
+	"/login", "/logout", "/signup", "/register",
+	"/account/settings", "/account/edit", "/password", "/password-reset",
+}
+
+// Metro is the profile of www.metro.ca.
+func Metro() Profile {
+	return Profile{
+		Name:              "metro",
+		HomeURL:           "https://www.metro.ca/en",
+		CartURL:           "https://www.metro.ca/en/online-grocery/cart",
+		SearchURLTemplate: "https://www.metro.ca/en/online-grocery/search?filter={q}",
+		AllowedHosts: []string{
+			// Core shopping: the app, its images, the search bundle and Coveo.
+			"*.metro.ca",
+			"d94qwxh6czci4.cloudfront.net",
+			"static.cloud.coveo.com",
+			// Benign assets: fonts, the cookie banner, opt-in forms.
+			"use.typekit.net", "p.typekit.net",
+			"cdn.cookielaw.org",
+			"cdn.dialoginsight.com",
+			// Metro's own telemetry endpoints (observed).
+			"mpc2-prod-1-is5qnl632q-uc.a.run.app",
+			"db7q4jg5rkhk8.cloudfront.net", "d2o5idwacg3gyw.cloudfront.net",
+		},
+		LoginHosts:            []string{"auth.moiid.ca", "challenges.cloudflare.com"},
+		BlockedPaths:          slices.Clone(metroBlockedPaths),
+		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
+		AuthMarkerOnEveryPage: true,
+		LoginSteps: []LoginStep{
+			{Kind: StepGoto, What: "open the store"},
+			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: 5 * time.Second, What: "accept the cookie banner"},
+			{Kind: StepDoneIfAuthenticated, Timeout: 5 * time.Second, What: "check for an existing session"},
+			{Kind: StepClick, Selector: ".login--btn", What: "open the login panel"},
+			{Kind: StepClick, Selector: "#loginSidePanelForm .cta-basic-primary", What: "follow the panel's sign-in button"},
+			{Kind: StepWaitForHost, Host: "auth.moiid.ca", What: "reach the identity site"},
+			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, Timeout: 30 * time.Second, What: "enter the email address"},
+			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, What: "enter the password"},
+			{Kind: StepPress, Key: "Enter", What: "submit the sign-in form"},
+			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: 45 * time.Second, What: "return to the store"},
+			{Kind: StepWaitForAuthMarker, Timeout: 15 * time.Second, What: "see the signed-in marker"},
+		},
+		BannerText:     DefaultBannerText,
+		PostalCodeHint: `metro.ca may show a "Delivery or Pickup?" dialog asking for a postal code on the first add to cart.`,
+	}
+}
+
+// Demo is the profile of the local demo store (package demostore). It uses
+// metro's host names, reached through --host-resolver-rules, and accepts the
+// demo's self-signed certificate.
+func Demo() Profile {
+	return Profile{
+		Name:                  "demo",
+		HomeURL:               "https://www.metro.ca/en",
+		CartURL:               "https://www.metro.ca/en/online-grocery/cart",
+		SearchURLTemplate:     "https://www.metro.ca/en/online-grocery/search?filter={q}",
+		AllowedHosts:          []string{"www.metro.ca", "product-images.metro.ca"},
+		LoginHosts:            []string{"auth.moiid.ca"},
+		BlockedPaths:          slices.Clone(metroBlockedPaths),
+		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
+		AuthMarkerOnEveryPage: true,
+		LoginSteps: []LoginStep{
+			{Kind: StepGoto, What: "open the store"},
+			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: 3 * time.Second, What: "accept the cookie banner"},
+			{Kind: StepDoneIfAuthenticated, Timeout: time.Second, What: "check for an existing session"},
+			{Kind: StepClick, Selector: "#sign-in-button", What: "open the login panel"},
+			{Kind: StepClick, Selector: "#login-panel-sign-in", What: "follow the panel's sign-in link"},
+			{Kind: StepWaitForHost, Host: "auth.moiid.ca", What: "reach the identity site"},
+			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, What: "enter the email address"},
+			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, What: "enter the password"},
+			{Kind: StepPress, Key: "Enter", What: "submit the sign-in form"},
+			{Kind: StepWaitForHost, Host: "www.metro.ca", What: "return to the store"},
+			{Kind: StepWaitForAuthMarker, Timeout: 5 * time.Second, What: "see the signed-in marker"},
+		},
+		BannerText:        DefaultBannerText,
+		IgnoreHTTPSErrors: true,
+		CartJSONURL:       "https://www.metro.ca/api/cart",
+		PostalCodeHint:    `The store shows a "Delivery or Pickup?" dialog asking for a postal code on the first add to cart.`,
+	}
+}
+
+var profiles = map[string]func() Profile{"metro": Metro, "demo": Demo}
+
+// Names lists the known profile names, sorted.
+func Names() []string {
+	names := make([]string, 0, len(profiles))
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the profile called name ("metro" or "demo", any case).
+func Lookup(name string) (Profile, error) {
+	f, ok := profiles[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown store %q: known stores are %s", name, strings.Join(Names(), ", "))
+	}
+	return f(), nil
+}
+
+// SearchURL returns the search results URL for query.
+func (p Profile) SearchURL(query string) string {
+	return strings.ReplaceAll(p.SearchURLTemplate, "{q}", url.QueryEscape(strings.TrimSpace(query)))
+}
+
+// HostAllowed reports whether host (a host name, with or without a port) is
+// on the allowlist.
+func (p Profile) HostAllowed(host string) bool { return hostMatches(p.AllowedHosts, host) }
+
+// LoginHostAllowed reports whether host is one of the login-only hosts.
+func (p Profile) LoginHostAllowed(host string) bool { return hostMatches(p.LoginHosts, host) }
+
+// NormalizeHost lower-cases host and strips a port and a trailing dot.
+func NormalizeHost(host string) string {
+	host = strings.TrimSpace(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	return strings.ToLower(host)
+}
+
+func hostMatches(patterns []string, host string) bool {
+	host = NormalizeHost(host)
+	if host == "" {
+		return false
+	}
+	for _, pat := range patterns {
+		pat = strings.ToLower(strings.TrimSpace(pat))
+		if suffix, ok := strings.CutPrefix(pat, "*."); ok {
+			if strings.HasSuffix(host, "."+suffix) {
+				return true
+			}
+			continue
+		}
+		if host == pat {
+			return true
+		}
+	}
+	return false
+}
+
+// localePrefixes are language segments a store puts before its paths.
+var localePrefixes = map[string]bool{"en": true, "fr": true, "en-ca": true, "fr-ca": true, "en_ca": true, "fr_ca": true}
+
+// NormalizePath returns the path's segments as the policy compares them:
+// percent-decoded (repeatedly, so double encoding does not hide a path),
+// lower-cased, with empty, "." and ".." segments resolved, matrix
+// parameters (";jsessionid=…") dropped and a leading locale segment
+// ("/en/", "/fr/") removed.
+func NormalizePath(p string) []string {
+	for range 3 {
+		d, err := url.PathUnescape(p)
+		if err != nil || d == p {
+			break
+		}
+		p = d
+	}
+	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+	p = path.Clean("/" + p)
+	var segs []string
+	for _, s := range strings.Split(p, "/") {
+		if i := strings.IndexByte(s, ';'); i >= 0 {
+			s = s[:i]
+		}
+		s = strings.TrimSpace(s)
+		if s != "" {
+			segs = append(segs, s)
+		}
+	}
+	if len(segs) > 0 && localePrefixes[segs[0]] {
+		segs = segs[1:]
+	}
+	return segs
+}
+
+// PathBlocked reports whether a URL path (not a full URL) is one the
+// browser must not open at top level. See BlockedPathMatch.
+func (p Profile) PathBlocked(urlPath string) bool {
+	_, blocked := p.BlockedPathMatch(urlPath)
+	return blocked
+}
+
+// BlockedPathMatch returns the entry of BlockedPaths that urlPath matches,
+// and whether there is one. Matching works
+// on normalised segments (see NormalizePath): a blocked path matches when
+// its segments appear in a row anywhere in the path, where a path segment
+// matches a blocked segment if it is equal or continues with one of
+// ".-_" (so "/en/checkout", "/CHECKOUT/", "/%63heckout",
+// "/en/online-grocery/checkout/step-1" and "/checkout.aspx" are all
+// blocked; "/checkoutx" and "/en/online-grocery/search?filter=checkout"
+// are not).
+func (p Profile) BlockedPathMatch(urlPath string) (string, bool) {
+	segs := NormalizePath(urlPath)
+	for _, b := range p.BlockedPaths {
+		bs := NormalizePath(b)
+		if len(bs) == 0 || len(bs) > len(segs) {
+			continue
+		}
+		for i := 0; i+len(bs) <= len(segs); i++ {
+			ok := true
+			for j, want := range bs {
+				if !segmentMatches(segs[i+j], want) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return b, true
+			}
+		}
+	}
+	return "", false
+}
+
+func segmentMatches(seg, want string) bool {
+	if seg == want {
+		return true
+	}
+	rest, ok := strings.CutPrefix(seg, want)
+	return ok && rest != "" && strings.ContainsRune(".-_", rune(rest[0]))
+}
+
+// URLPolicy is the verdict of CheckURL.
+type URLPolicy struct {
+	Allowed bool
+	// Reason says why a URL is not allowed, in words the model can act on.
+	Reason string
+}
+
+// CheckURL applies the profile to a URL a tab is about to open at top
+// level: only http(s) URLs on an allowed host with a path that is not
+// blocked pass.
+func (p Profile) CheckURL(raw string) URLPolicy {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return URLPolicy{Reason: fmt.Sprintf("%q is not a valid address", raw)}
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	default:
+		return URLPolicy{Reason: fmt.Sprintf("only http and https addresses may be opened, not %q", u.Scheme+":")}
+	}
+	if !p.HostAllowed(u.Host) {
+		return URLPolicy{Reason: fmt.Sprintf("the host %s is outside the %s store's allowlist", NormalizeHost(u.Host), p.Name)}
+	}
+	if which, blocked := p.BlockedPathMatch(u.EscapedPath()); blocked {
+		return URLPolicy{Reason: fmt.Sprintf("pages under %s may not be opened by the agent", which)}
+	}
+	return URLPolicy{Allowed: true}
+}

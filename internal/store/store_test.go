@@ -1,0 +1,204 @@
+package store
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	for _, name := range []string{"metro", "demo", " Metro "} {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatalf("Lookup(%q): %v", name, err)
+		}
+		if p.Name != strings.ToLower(strings.TrimSpace(name)) {
+			t.Errorf("Lookup(%q).Name = %q", name, p.Name)
+		}
+		if p.HomeURL == "" || p.SearchURLTemplate == "" || p.AuthMarkerSelector == "" || len(p.LoginSteps) == 0 || p.BannerText == "" {
+			t.Errorf("Lookup(%q) is missing basics: %+v", name, p)
+		}
+	}
+	_, err := Lookup("walmart")
+	if err == nil || !strings.Contains(err.Error(), "demo, metro") {
+		t.Fatalf("Lookup(walmart) error = %v, want one listing demo, metro", err)
+	}
+}
+
+func TestProfilesDiffer(t *testing.T) {
+	m, d := Metro(), Demo()
+	if m.IgnoreHTTPSErrors || !d.IgnoreHTTPSErrors {
+		t.Error("only the demo may ignore HTTPS errors")
+	}
+	if m.CartJSONURL != "" || d.CartJSONURL != "https://www.metro.ca/api/cart" {
+		t.Errorf("CartJSONURL metro=%q demo=%q", m.CartJSONURL, d.CartJSONURL)
+	}
+	// Changing one profile's slices must not change the next Lookup.
+	m.BlockedPaths[0] = "/nothing"
+	if Metro().BlockedPaths[0] != "/checkout" {
+		t.Error("profiles share their slices")
+	}
+}
+
+func TestSearchURL(t *testing.T) {
+	p := Metro()
+	tests := map[string]string{
+		"milk":              "https://www.metro.ca/en/online-grocery/search?filter=milk",
+		" 2% milk ":         "https://www.metro.ca/en/online-grocery/search?filter=2%25+milk",
+		"pain & beurre":     "https://www.metro.ca/en/online-grocery/search?filter=pain+%26+beurre",
+		"œufs#1?x=y":        "https://www.metro.ca/en/online-grocery/search?filter=%C5%93ufs%231%3Fx%3Dy",
+		"Café au lait 1 L.": "https://www.metro.ca/en/online-grocery/search?filter=Caf%C3%A9+au+lait+1+L.",
+	}
+	for q, want := range tests {
+		if got := p.SearchURL(q); got != want {
+			t.Errorf("SearchURL(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	m := Metro()
+	tests := []struct {
+		host        string
+		allowed     bool
+		loginAllowd bool
+	}{
+		{"www.metro.ca", true, false},
+		{"WWW.METRO.CA", true, false},
+		{"www.metro.ca:443", true, false},
+		{"www.metro.ca.", true, false},
+		{"product-images.metro.ca", true, false},
+		{"a.b.metro.ca", true, false},
+		{"metro.ca", false, false}, // the wildcard needs a subdomain
+		{"evilmetro.ca", false, false},
+		{"www.metro.ca.evil.example", false, false},
+		{"static.cloud.coveo.com", true, false},
+		{"evil.example", false, false},
+		{"auth.moiid.ca", false, true},
+		{"", false, false},
+	}
+	for _, tt := range tests {
+		if got := m.HostAllowed(tt.host); got != tt.allowed {
+			t.Errorf("HostAllowed(%q) = %v, want %v", tt.host, got, tt.allowed)
+		}
+		if got := m.LoginHostAllowed(tt.host); got != tt.loginAllowd {
+			t.Errorf("LoginHostAllowed(%q) = %v, want %v", tt.host, got, tt.loginAllowd)
+		}
+	}
+	d := Demo()
+	if !d.HostAllowed("www.metro.ca") || !d.HostAllowed("product-images.metro.ca") || d.HostAllowed("evil.example") || d.HostAllowed("auth.moiid.ca") {
+		t.Error("demo allowlist wrong")
+	}
+}
+
+func TestPathBlocked(t *testing.T) {
+	p := Metro()
+	blocked := []string{
+		"/checkout", "/checkout/", "/CHECKOUT", "/en/checkout", "/fr/checkout/", "/EN/CheckOut/step-2",
+		"/%63heckout", "/%2563heckout", "/en/%43HECKOUT", "/en//checkout", "/en/./checkout", "/en/aisles/../checkout",
+		"/en/online-grocery/checkout", "/checkout.aspx", "/checkout;jsessionid=1", "/checkout-review",
+		"/payment", "/en/payment/card", "/billing", "/login", "/fr/login", "/logout", "/signup", "/register",
+		"/account/settings", "/en/account/settings/", "/Account/Edit", "/account%2Fsettings", "/password", "/password-reset",
+		`/en\checkout`,
+	}
+	for _, path := range blocked {
+		if !p.PathBlocked(path) {
+			t.Errorf("PathBlocked(%q) = false, want true", path)
+		}
+	}
+	allowed := []string{
+		"/", "/en", "/en/online-grocery/search", "/en/online-grocery/cart", "/en/online-grocery/aisles/dairy-eggs",
+		"/checkoutx", "/en/account", "/account/orders", "/settings", "/en/passwords-of-the-world", "/en/auth/callback",
+		"/en/online-grocery/aisles/fruits/passion-fruit/p/123",
+	}
+	for _, path := range allowed {
+		if p.PathBlocked(path) {
+			t.Errorf("PathBlocked(%q) = true, want false", path)
+		}
+	}
+	if which, ok := p.BlockedPathMatch("/en/account/settings"); !ok || which != "/account/settings" {
+		t.Errorf("BlockedPathMatch = %q, %v", which, ok)
+	}
+}
+
+func TestNormalizePath(t *testing.T) {
+	tests := map[string][]string{
+		"/en/Online-Grocery/":  {"online-grocery"},
+		"/%2565n/x":            {"x"},
+		"":                     nil,
+		"/fr":                  nil,
+		"/a/b/../c;p=1":        {"a", "c"},
+		"/../../etc/passwd":    {"etc", "passwd"},
+		"/en-CA/checkout/":     {"checkout"},
+		"/de/checkout":         {"de", "checkout"},
+		"/a%20b/%E2%82%AC":     {"a b", "€"},
+		"/%zz/invalid-escape/": {"%zz", "invalid-escape"},
+	}
+	for in, want := range tests {
+		if got := NormalizePath(in); !slices.Equal(got, want) {
+			t.Errorf("NormalizePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	p := Metro()
+	tests := []struct {
+		url     string
+		allowed bool
+		reason  string
+	}{
+		{"https://www.metro.ca/en/online-grocery/search?filter=checkout", true, ""},
+		{"http://www.metro.ca/en", true, ""},
+		{"https://www.metro.ca/en/checkout", false, "/checkout"},
+		{"https://evil.example/", false, "evil.example"},
+		{"https://auth.moiid.ca/x", false, "allowlist"},
+		{"file:///etc/passwd", false, "only http and https"},
+		{"javascript:alert(1)", false, "only http and https"},
+		{"data:text/html,hi", false, "only http and https"},
+		{"https://www.metro.ca:8443/%2e%2e/login", false, "/login"},
+	}
+	for _, tt := range tests {
+		got := p.CheckURL(tt.url)
+		if got.Allowed != tt.allowed || !strings.Contains(got.Reason, tt.reason) {
+			t.Errorf("CheckURL(%q) = %+v, want allowed=%v reason containing %q", tt.url, got, tt.allowed, tt.reason)
+		}
+	}
+}
+
+func TestLoginStepsAreData(t *testing.T) {
+	for _, name := range Names() {
+		p, _ := Lookup(name)
+		var fills []Credential
+		for i, s := range p.LoginSteps {
+			if s.What == "" {
+				t.Errorf("%s step %d has no description", name, i)
+			}
+			switch s.Kind {
+			case StepClick, StepWaitForSelector:
+				if s.Selector == "" {
+					t.Errorf("%s step %d (%s) has no selector", name, i, s.Kind)
+				}
+			case StepFill:
+				fills = append(fills, s.Value)
+			case StepWaitForHost:
+				if s.Host == "" {
+					t.Errorf("%s step %d has no host", name, i)
+				}
+			case StepPress:
+				if s.Key == "" {
+					t.Errorf("%s step %d has no key", name, i)
+				}
+			case StepGoto, StepDoneIfAuthenticated, StepWaitForAuthMarker:
+			default:
+				t.Errorf("%s step %d has unknown kind %q", name, i, s.Kind)
+			}
+		}
+		if !slices.Equal(fills, []Credential{CredentialUsername, CredentialPassword}) {
+			t.Errorf("%s fills %v, want username then password", name, fills)
+		}
+		if last := p.LoginSteps[len(p.LoginSteps)-1]; last.Kind != StepWaitForAuthMarker {
+			t.Errorf("%s login does not end by checking the auth marker", name)
+		}
+	}
+}

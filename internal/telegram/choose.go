@@ -1,0 +1,329 @@
+package telegram
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/gemini-supply/gemini-supply/internal/choice"
+)
+
+// Limits that keep a question inside one Telegram message (4096 characters)
+// and its keyboard inside Telegram's limits.
+const (
+	maxMessageRunes = 4000
+	maxOptions      = 10
+	maxNameRunes    = 120
+	maxContextRunes = 1500
+	maxButtonRunes  = 40
+	maxCustomRunes  = 300
+)
+
+// ReasonTimeout is the Answer.Reason (KindNothing) when nobody answered in time.
+const ReasonTimeout = "timeout"
+
+// Callback data actions (data is "<question id>|<action>[|<index>]", ≤ 64 bytes).
+const (
+	actProduct  = "p"
+	actRemember = "s"
+	actNothing  = "n"
+	actCustom   = "c"
+	actYes      = "y"
+	actNo       = "x"
+	actPing     = "k"
+)
+
+func cbData(qid, act string, idx ...int) string {
+	if len(idx) > 0 {
+		return qid + "|" + act + "|" + strconv.Itoa(idx[0])
+	}
+	return qid + "|" + act
+}
+
+// parseCB splits callback data; ok is false for data of another question.
+func parseCB(qid, data string) (act string, idx int, ok bool) {
+	parts := strings.Split(data, "|")
+	if len(parts) < 2 || parts[0] != qid {
+		return "", 0, false
+	}
+	act = parts[1]
+	idx = -1
+	if len(parts) == 3 {
+		n, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return "", 0, false
+		}
+		idx = n
+	}
+	return act, idx, true
+}
+
+// Choose asks the user which product to buy for q.ItemName and waits for the
+// answer (choice.KindProduct with Index — Remember set for the ⭐ button —,
+// KindNothing, or KindCustom with Text). One question is open at a time:
+// Choose first waits for earlier questions to be answered.
+//
+// The message lists the options numbered with prices, then "Nothing (skip
+// this item)" and "Something else (reply with text)", with a button per
+// option, a ⭐ button per option (choose and remember), Nothing and Something
+// else. The user may press a button, reply with a number, or write free text
+// (= custom). An invalid number gets "Please choose 1–N" and the question
+// stays open; "Something else" asks for the text. The answered message is
+// edited to show the choice.
+//
+// No answer within the response timeout gives KindNothing with Reason
+// "timeout" (and a nil error). A Telegram failure while asking, an unavailable
+// bot, a closed bot or a cancelled ctx give an error.
+func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, error) {
+	if err := b.usable(); err != nil {
+		return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
+	}
+	if err := b.acquire(ctx); err != nil {
+		return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
+	}
+	c := b.begin()
+	defer b.end(c)
+
+	shown := min(len(q.Options), maxOptions)
+	text := questionText(q, shown)
+	msg := tgbotapi.NewMessage(b.chatID, text)
+	msg.ReplyMarkup = questionKeyboard(c.id, q, shown)
+	sent, err := b.send(ctx, msg)
+	if err != nil {
+		return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
+	}
+	b.log.Info("asked the user to choose", "item", q.ItemName, "options", len(q.Options))
+
+	timer := time.NewTimer(b.responseTimeout)
+	defer timer.Stop()
+	awaitingText := false
+	for {
+		select {
+		case <-ctx.Done():
+			b.edit(ctx, sent.MessageID, text+"\n\n🛑 Cancelled: the run stopped before you answered.")
+			return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, ctx.Err())
+		case <-b.life.Done():
+			return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, ErrClosed)
+		case <-timer.C:
+			b.edit(ctx, sent.MessageID, fmt.Sprintf("%s\n\n⏱ No answer within %s: skipping this item.", text, human(b.responseTimeout)))
+			b.log.Info("no answer in time", "item", q.ItemName, "timeout", b.responseTimeout)
+			return choice.Answer{Kind: choice.KindNothing, Reason: ReasonTimeout}, nil
+		case u := <-c.inbox:
+			r := interpretChoice(c.id, u, shown, awaitingText)
+			if u.CallbackQuery != nil {
+				b.ack(ctx, u.CallbackQuery.ID, r.toast)
+			}
+			if r.say != "" {
+				if _, err := b.send(ctx, tgbotapi.NewMessage(b.chatID, r.say)); err != nil {
+					return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
+				}
+			}
+			if r.askText {
+				awaitingText = true
+				timer.Reset(b.responseTimeout)
+				if _, err := b.send(ctx, tgbotapi.NewMessage(b.chatID, fmt.Sprintf("✏️ What would you like instead for “%s”? Reply with text.", q.ItemName))); err != nil {
+					return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
+				}
+			}
+			if r.answer == nil {
+				continue
+			}
+			a := *r.answer
+			b.edit(ctx, sent.MessageID, text+"\n\n"+answerLine(q, a))
+			b.log.Info("the user answered", "item", q.ItemName, "kind", a.Kind, "index", a.Index, "remember", a.Remember)
+			return a, nil
+		}
+	}
+}
+
+// reaction is what one update means for an open question.
+type reaction struct {
+	answer  *choice.Answer // final answer, if any
+	askText bool           // "Something else": ask for the text
+	say     string         // a message for the user (e.g. "Please choose 1–N")
+	toast   string         // the short text shown for a button press
+}
+
+// interpretChoice reads one update of the configured chat for the question
+// qid with shown options.
+func interpretChoice(qid string, u tgbotapi.Update, shown int, awaitingText bool) reaction {
+	if cq := u.CallbackQuery; cq != nil {
+		act, idx, ok := parseCB(qid, cq.Data)
+		if !ok {
+			return reaction{toast: "This question is already closed."}
+		}
+		switch {
+		case act == actProduct && idx >= 0 && idx < shown:
+			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: idx}, toast: "Got it."}
+		case act == actRemember && idx >= 0 && idx < shown:
+			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: idx, Remember: true}, toast: "Got it, and I'll remember it."}
+		case act == actNothing:
+			return reaction{answer: &choice.Answer{Kind: choice.KindNothing}, toast: "Skipping this item."}
+		case act == actCustom:
+			return reaction{askText: true, toast: "Reply with what you want."}
+		}
+		return reaction{toast: "That button is not valid any more."}
+	}
+	if u.Message == nil {
+		return reaction{}
+	}
+	text := strings.TrimSpace(u.Message.Text)
+	if text == "" {
+		return reaction{say: "Please reply with a number or describe what you want."}
+	}
+	if awaitingText {
+		return reaction{answer: &choice.Answer{Kind: choice.KindCustom, Text: truncate(text, maxCustomRunes)}}
+	}
+	total := shown + 2
+	if n, ok := parseNumber(text); ok {
+		switch {
+		case n >= 1 && n <= shown:
+			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: n - 1}}
+		case n == shown+1:
+			return reaction{answer: &choice.Answer{Kind: choice.KindNothing}}
+		case n == shown+2:
+			return reaction{askText: true}
+		}
+		return reaction{say: fmt.Sprintf("Please choose 1–%d, or describe what you want.", total)}
+	}
+	switch strings.ToLower(strings.Trim(text, ".!")) {
+	case "nothing", "skip", "none":
+		return reaction{answer: &choice.Answer{Kind: choice.KindNothing}}
+	case "something else":
+		return reaction{askText: true}
+	}
+	return reaction{answer: &choice.Answer{Kind: choice.KindCustom, Text: truncate(text, maxCustomRunes)}}
+}
+
+// parseNumber reads "2", "#2", "2." or " 2 ".
+func parseNumber(s string) (int, bool) {
+	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "#"), ".")
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// questionText is the question message.
+func questionText(q choice.Question, shown int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "🛒 Shopping for: %s\n", oneLine(q.ItemName, maxNameRunes))
+	if ctx := strings.TrimSpace(q.Context); ctx != "" {
+		fmt.Fprintf(&sb, "\n%s\n", truncate(ctx, maxContextRunes))
+	}
+	sb.WriteString("\n")
+	for i := range shown {
+		fmt.Fprintf(&sb, "%d. %s\n", i+1, optionLabel(q.Options[i], maxNameRunes))
+	}
+	fmt.Fprintf(&sb, "%d. Nothing (skip this item)\n", shown+1)
+	fmt.Fprintf(&sb, "%d. Something else (reply with text)\n", shown+2)
+	if len(q.Options) > shown {
+		fmt.Fprintf(&sb, "(showing %d of %d options)\n", shown, len(q.Options))
+	}
+	sb.WriteString("\nReply with a number or describe what you want.")
+	if shown > 0 {
+		sb.WriteString(" ⭐ = choose and remember for next time.")
+	}
+	return truncate(sb.String(), maxMessageRunes)
+}
+
+// optionLabel is "Name ($4.99)", or "Name" without a price.
+func optionLabel(o choice.Option, limit int) string {
+	name := oneLine(o.Name, limit)
+	if name == "" {
+		name = "(unnamed product)"
+	}
+	if p := oneLine(o.Price, 30); p != "" {
+		return fmt.Sprintf("%s (%s)", name, p)
+	}
+	return name
+}
+
+// questionKeyboard: per option a row [n. name (price)] [⭐ n], then Nothing
+// and Something else.
+func questionKeyboard(qid string, q choice.Question, shown int) tgbotapi.InlineKeyboardMarkup {
+	var rows [][]tgbotapi.InlineKeyboardButton
+	for i := range shown {
+		label := fmt.Sprintf("%d. %s", i+1, optionLabel(q.Options[i], maxButtonRunes))
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(
+			tgbotapi.NewInlineKeyboardButtonData(truncate(label, maxButtonRunes+20), cbData(qid, actProduct, i)),
+			tgbotapi.NewInlineKeyboardButtonData(fmt.Sprintf("⭐ %d", i+1), cbData(qid, actRemember, i)),
+		))
+	}
+	rows = append(rows,
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("🚫 Nothing (skip this item)", cbData(qid, actNothing))),
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("✏️ Something else", cbData(qid, actCustom))),
+	)
+	return tgbotapi.NewInlineKeyboardMarkup(rows...)
+}
+
+// answerLine is appended to the question when it is answered.
+func answerLine(q choice.Question, a choice.Answer) string {
+	switch a.Kind {
+	case choice.KindProduct:
+		label := optionLabel(q.Options[a.Index], maxNameRunes)
+		if a.Remember {
+			return fmt.Sprintf("⭐ You chose %d. %s, and I'll remember it for next time.", a.Index+1, label)
+		}
+		return fmt.Sprintf("✅ You chose %d. %s", a.Index+1, label)
+	case choice.KindCustom:
+		return fmt.Sprintf("✏️ You asked for: %s", a.Text)
+	default:
+		return "🚫 Nothing: skipping this item."
+	}
+}
+
+// human prints a duration the way people say it ("10 minutes", "45 seconds").
+func human(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return plural(int(d/time.Minute), "minute")
+	case d >= time.Second && d%time.Second == 0:
+		return plural(int(d/time.Second), "second")
+	}
+	return d.String()
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+// oneLine collapses whitespace (names come from web pages) and truncates.
+func oneLine(s string, limit int) string {
+	return truncate(strings.Join(strings.Fields(s), " "), limit)
+}
+
+// truncate shortens s to at most limit runes, marking the cut with "…".
+func truncate(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit-1]) + "…"
+}
+
+// splitText cuts s into parts of at most limit runes, at line ends when it can.
+func splitText(s string, limit int) []string {
+	var parts []string
+	for utf8.RuneCountInString(s) > limit {
+		r := []rune(s)
+		cut := limit
+		if i := strings.LastIndex(string(r[:limit]), "\n"); i > 0 {
+			cut = utf8.RuneCountInString(string(r[:limit])[:i])
+		}
+		parts = append(parts, strings.TrimRight(string(r[:cut]), "\n"))
+		s = strings.TrimLeft(string(r[cut:]), "\n")
+	}
+	if s = strings.TrimRight(s, "\n"); strings.TrimSpace(s) != "" || len(parts) == 0 {
+		parts = append(parts, s)
+	}
+	return parts
+}

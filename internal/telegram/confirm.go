@@ -1,0 +1,192 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// Confirm asks the user to allow an action the model flagged with a safety
+// decision ("require_confirmation"): the message shows the action and the
+// model's explanation with Yes and No buttons ("yes"/"no" replies work too).
+// No answer within the response timeout is No (false, nil). It queues behind
+// other questions like Choose. A Telegram failure, an unavailable or closed
+// bot or a cancelled ctx give (false, error): never an automatic yes.
+func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, error) {
+	if err := b.usable(); err != nil {
+		return false, fmt.Errorf("ask for confirmation: %w", err)
+	}
+	if err := b.acquire(ctx); err != nil {
+		return false, fmt.Errorf("ask for confirmation: %w", err)
+	}
+	c := b.begin()
+	defer b.end(c)
+
+	text := confirmText(explanation, action)
+	msg := tgbotapi.NewMessage(b.chatID, text)
+	msg.ReplyMarkup = tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(
+		tgbotapi.NewInlineKeyboardButtonData("✅ Yes", cbData(c.id, actYes)),
+		tgbotapi.NewInlineKeyboardButtonData("❌ No", cbData(c.id, actNo)),
+	))
+	sent, err := b.send(ctx, msg)
+	if err != nil {
+		return false, fmt.Errorf("ask for confirmation: %w", err)
+	}
+	b.log.Info("asked the user to confirm an action", "action", action)
+
+	timer := time.NewTimer(b.responseTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			b.edit(ctx, sent.MessageID, text+"\n\n🛑 Cancelled: the run stopped before you answered.")
+			return false, fmt.Errorf("telegram: confirmation: %w", ctx.Err())
+		case <-b.life.Done():
+			return false, fmt.Errorf("telegram: confirmation: %w", ErrClosed)
+		case <-timer.C:
+			b.edit(ctx, sent.MessageID, fmt.Sprintf("%s\n\n⏱ No answer within %s: treated as No.", text, human(b.responseTimeout)))
+			b.log.Info("no confirmation in time: treated as no", "action", action)
+			return false, nil
+		case u := <-c.inbox:
+			yes, decided, say := interpretConfirm(c.id, u)
+			if u.CallbackQuery != nil {
+				toast := "This question is already closed."
+				if decided {
+					toast = "Got it."
+				}
+				b.ack(ctx, u.CallbackQuery.ID, toast)
+			}
+			if say != "" {
+				if _, err := b.send(ctx, tgbotapi.NewMessage(b.chatID, say)); err != nil {
+					return false, fmt.Errorf("ask for confirmation: %w", err)
+				}
+			}
+			if !decided {
+				continue
+			}
+			line := "❌ You said No."
+			if yes {
+				line = "✅ You said Yes."
+			}
+			b.edit(ctx, sent.MessageID, text+"\n\n"+line)
+			b.log.Info("the user answered the confirmation", "action", action, "allowed", yes)
+			return yes, nil
+		}
+	}
+}
+
+// interpretConfirm reads one update for the confirmation qid.
+func interpretConfirm(qid string, u tgbotapi.Update) (yes, decided bool, say string) {
+	if cq := u.CallbackQuery; cq != nil {
+		act, _, ok := parseCB(qid, cq.Data)
+		switch {
+		case ok && act == actYes:
+			return true, true, ""
+		case ok && act == actNo:
+			return false, true, ""
+		}
+		return false, false, ""
+	}
+	if u.Message == nil {
+		return false, false, ""
+	}
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(u.Message.Text), ".!")) {
+	case "yes", "y", "ok", "allow":
+		return true, true, ""
+	case "no", "n", "stop", "deny":
+		return false, true, ""
+	}
+	return false, false, "Please answer Yes or No."
+}
+
+func confirmText(explanation, action string) string {
+	var sb strings.Builder
+	sb.WriteString("⚠️ Safety check\n\n")
+	if a := oneLine(action, 300); a != "" {
+		fmt.Fprintf(&sb, "The shopping agent wants to: %s\n\n", a)
+	}
+	if e := strings.TrimSpace(explanation); e != "" {
+		fmt.Fprintf(&sb, "Why it asks: %s\n\n", truncate(e, maxContextRunes))
+	}
+	sb.WriteString("Allow it?")
+	return sb.String()
+}
+
+// ErrNoReply is returned by Ping when nobody answered in time.
+var ErrNoReply = errors.New("no reply from the chat")
+
+// PingResult is what arrived for Ping.
+type PingResult struct {
+	// Text is the reply text, or the label of the pressed button.
+	Text string
+	// Button is set when the reply was a button press.
+	Button bool
+	// IgnoredChats are other chats that wrote to the bot during the wait
+	// (a wrong telegram_chat_id shows up here).
+	IgnoredChats []int64
+}
+
+// Ping sends a test message to the configured chat and waits up to wait for
+// a reply (a message or the button), for `gemini-supply test-telegram`. No
+// reply gives an error wrapping ErrNoReply that names any other chats that
+// wrote meanwhile.
+func (b *Bot) Ping(ctx context.Context, wait time.Duration) (PingResult, error) {
+	if err := b.usable(); err != nil {
+		return PingResult{}, err
+	}
+	if err := b.acquire(ctx); err != nil {
+		return PingResult{}, err
+	}
+	c := b.begin()
+	defer b.end(c)
+	start := time.Now()
+	text := fmt.Sprintf("👋 Test message from gemini-supply. Reply with anything (or press the button) within %s so I know I can hear you.", human(wait))
+	msg := tgbotapi.NewMessage(b.chatID, text)
+	msg.ReplyMarkup = tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(
+		tgbotapi.NewInlineKeyboardButtonData("👍 Got it", cbData(c.id, actPing)),
+	))
+	sent, err := b.send(ctx, msg)
+	if err != nil {
+		return PingResult{}, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return PingResult{IgnoredChats: b.ignoredSince(start)}, fmt.Errorf("telegram: test: %w", ctx.Err())
+		case <-b.life.Done():
+			return PingResult{}, fmt.Errorf("telegram: test: %w", ErrClosed)
+		case <-timer.C:
+			res := PingResult{IgnoredChats: b.ignoredSince(start)}
+			b.edit(ctx, sent.MessageID, text+"\n\n⏱ No reply arrived.")
+			err := fmt.Errorf("telegram: %w within %s in chat %d", ErrNoReply, human(wait), b.chatID)
+			if len(res.IgnoredChats) > 0 {
+				err = fmt.Errorf("%w; messages did arrive from chat(s) %v — if that is you, set telegram_chat_id to it", err, res.IgnoredChats)
+			}
+			return res, err
+		case u := <-c.inbox:
+			var res PingResult
+			switch {
+			case u.CallbackQuery != nil:
+				if _, _, ok := parseCB(c.id, u.CallbackQuery.Data); !ok {
+					b.ack(ctx, u.CallbackQuery.ID, "This question is already closed.")
+					continue
+				}
+				b.ack(ctx, u.CallbackQuery.ID, "It works!")
+				res = PingResult{Text: "👍 Got it", Button: true}
+			case u.Message != nil:
+				res = PingResult{Text: u.Message.Text}
+			default:
+				continue
+			}
+			res.IgnoredChats = b.ignoredSince(start)
+			b.edit(ctx, sent.MessageID, text+"\n\n✅ Received. Telegram works.")
+			return res, nil
+		}
+	}
+}
