@@ -35,6 +35,9 @@ func TestRunExecutesCallsAndEndsOnTerminalTool(t *testing.T) {
 	if !res.OK() || res.Tool != "report_done" || res.Payload != "payload:added" || res.Args["status"] != "added" {
 		t.Fatalf("result = %+v (%s), want report_done with payload", res, res.FailureText())
 	}
+	if !strings.Contains(h.logs.String(), "agent turn") {
+		t.Errorf("no per-turn debug log: %s", h.logs.String())
+	}
 	if res.Turns != 2 || res.FailureText() != "" {
 		t.Errorf("turns = %d, failure text %q", res.Turns, res.FailureText())
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -173,6 +172,25 @@ func (e *policyError) Rejected() bool { return true }
 type harness struct {
 	srv    *gemini.Server
 	client *genai.Client
+	logs   *logBuffer
+}
+
+// logBuffer collects log output so tests can check what was logged.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 func newHarness(t testing.TB, script gemini.Script) *harness {
@@ -186,8 +204,11 @@ func newHarness(t testing.TB, script gemini.Script) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{srv: srv, client: client}
+	h := &harness{srv: srv, client: client, logs: &logBuffer{}}
 	t.Cleanup(func() {
+		if strings.Contains(h.logs.String(), testAPIKey) {
+			t.Errorf("the API key was logged")
+		}
 		for _, r := range srv.Requests() {
 			if bytes.Contains(r.Raw, []byte(testAPIKey)) {
 				t.Errorf("request %d body contains the API key", r.Call)
@@ -202,7 +223,7 @@ func (h *harness) config() agent.Config {
 		Client:  h.client,
 		Model:   "gemini-test-computer-use",
 		Backoff: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:  slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }
 

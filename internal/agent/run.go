@@ -230,6 +230,14 @@ func (r *run) loop(goal string) Result {
 		r.history = append(r.history, cand.Content)
 		answer, shot, res := r.execute(calls, &tt)
 		r.trace.turn(tt, shot)
+		if r.log.Enabled(r.parent, slog.LevelDebug) {
+			names := make([]string, len(calls))
+			for i, fc := range calls {
+				names[i] = fc.Name
+			}
+			r.log.Debug("agent turn", "turn", r.turns, "calls", names, "attempts", tt.Attempts,
+				"model_ms", tt.ModelMillis, "url", r.c.URL())
+		}
 		if res != nil {
 			return *res
 		}

@@ -89,6 +89,7 @@ const scriptedAPIKeyPrefix = "scripted-"
 type Runner struct {
 	cfg  config.Config
 	deps Deps
+	base *slog.Logger // given to components, which add their own name
 	log  *slog.Logger
 
 	busy sync.Mutex // held by the running run (TryLock: ErrBusy)
@@ -136,7 +137,7 @@ func NewRunner(cfg config.Config, deps Deps) (*Runner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, deps: deps, log: log.With("component", "app")}, nil
+	return &Runner{cfg: cfg, deps: deps, base: log, log: log.With("component", "app")}, nil
 }
 
 // Run shops once (serve.Runner). It returns runstatus.ErrBusy while
@@ -160,7 +161,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 	}
 	provider := r.deps.Provider
 	if provider == nil {
-		p, err := OpenList(r.cfg.ShoppingList, r.log)
+		p, err := OpenList(r.cfg.ShoppingList, r.base)
 		if err != nil {
 			return shop.Result{State: runstatus.StateFailed, Error: err.Error()}, err
 		}
@@ -182,7 +183,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		cart = &shop.ModelCartReader{
 			Client: env.client, Model: env.reviewModel, CartURL: env.profile.CartURL, Limiter: limiter,
 			InputPricePerMTok: r.cfg.GeminiInputPricePerMTok, OutputPricePerMTok: r.cfg.GeminiOutputPricePerMTok,
-			Logger: r.log,
+			Logger: r.base,
 		}
 	}
 	journalDir := ""
@@ -205,7 +206,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 			Confirmer:          r.deps.Confirmer,
 			Limiter:            limiter,
 			TraceDir:           r.cfg.TraceDir,
-			Logger:             r.log.With("component", "agent"),
+			Logger:             r.base,
 			InputPricePerMTok:  r.cfg.GeminiInputPricePerMTok,
 			OutputPricePerMTok: r.cfg.GeminiOutputPricePerMTok,
 			Backoff:            r.deps.ModelBackoff,
@@ -223,7 +224,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Bus:         r.deps.Bus,
 		JournalDir:  journalDir,
 		Source:      source,
-		Logger:      r.log.With("component", "shop"),
+		Logger:      r.base,
 	}
 	return shop.Run(ctx, scfg)
 }
@@ -305,7 +306,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 
 	if profile.Name == "demo" {
 		// The demo store lives as long as the Runner, not the request.
-		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.log})
+		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base})
 		if err != nil {
 			return nil, fmt.Errorf("start the demo store: %w", err)
 		}
@@ -346,7 +347,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		}
 		key := make([]byte, 12)
 		_, _ = rand.Read(key)
-		fake := gemini.New(gemini.Config{APIKey: scriptedAPIKeyPrefix + hex.EncodeToString(key), Script: script, Logger: r.log, DiscardRequests: !so.KeepRequests})
+		fake := gemini.New(gemini.Config{APIKey: scriptedAPIKeyPrefix + hex.EncodeToString(key), Script: script, Logger: r.base, DiscardRequests: !so.KeepRequests})
 		if err := fake.Start(); err != nil {
 			return nil, fmt.Errorf("start the scripted model: %w", err)
 		}
@@ -400,7 +401,7 @@ func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, er
 			Store:          env.profile,
 			Username:       env.username,
 			Password:       env.password,
-			Logger:         r.log,
+			Logger:         r.base,
 		})
 		if err != nil {
 			return nil, err
@@ -418,7 +419,7 @@ func (r *Runner) preferences() shop.Preferences {
 	if r.prefs != nil || r.cfg.DataDir == "" {
 		return r.prefs
 	}
-	st, err := preferences.Open(r.cfg.DataDir, preferences.WithLogger(r.log))
+	st, err := preferences.Open(r.cfg.DataDir, preferences.WithLogger(r.base))
 	if err != nil {
 		r.log.Warn("remembered products are unavailable", "err", err)
 		return nil

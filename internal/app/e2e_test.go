@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genai"
+
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
@@ -60,12 +64,17 @@ func newE2E(t *testing.T, items ...string) *e2e {
 	}
 	return &e2e{
 		t: t, listPath: list, dataDir: filepath.Join(dir, "data"),
-		cfg: config.Config{
-			Store: "demo", GeminiModel: config.ScriptedModel, ShoppingList: list, DataDir: filepath.Join(dir, "data"),
-			BrowserExecutable: exe, BrowserHeadless: true, Concurrency: 1, MaxTurns: 30, TimeBudget: 2 * time.Minute,
-			PostalCode: "H2X 1Y4",
-		},
+		cfg:  newE2EConfig(exe, list, filepath.Join(dir, "data")),
 		deps: Deps{Logger: testLogger(t), ModelBackoff: []time.Duration{10 * time.Millisecond}},
+	}
+}
+
+// newE2EConfig is the configuration of the end-to-end tests and the benchmark.
+func newE2EConfig(exe, list, dataDir string) config.Config {
+	return config.Config{
+		Store: "demo", GeminiModel: config.ScriptedModel, ShoppingList: list, DataDir: dataDir,
+		BrowserExecutable: exe, BrowserHeadless: true, Concurrency: 1, MaxTurns: 30, TimeBudget: 2 * time.Minute,
+		PostalCode: "H2X 1Y4",
 	}
 }
 
@@ -270,4 +279,249 @@ type resolverFunc func(context.Context, choice.Question) (choice.Answer, error)
 
 func (f resolverFunc) Choose(ctx context.Context, q choice.Question) (choice.Answer, error) {
 	return f(ctx, q)
+}
+
+// onItemTurn wraps the planner: the first time the model is asked for turn
+// `turn` of `item`, do runs (synchronously, before the planner answers).
+func onItemTurn(item string, turn int, do func(req *gemini.Request)) func(gemini.Script) gemini.Script {
+	var once sync.Once
+	return func(next gemini.Script) gemini.Script {
+		return func(req *gemini.Request) gemini.Reply {
+			if g, err := scripted.ParseGoal(req.Goal()); err == nil && g.Item == item && req.Turn() == turn {
+				once.Do(func() { do(req) })
+			}
+			return next(req)
+		}
+	}
+}
+
+// TestSessionExpiryOneLogin: the session expires between two items; the
+// next item signs in again once and the run completes.
+func TestSessionExpiryOneLogin(t *testing.T) {
+	e := newE2E(t, "bananas", "sourdough bread", "2x eggs")
+	var r *Runner
+	e.deps.Scripted.Wrap = onItemTurn("sourdough bread", 1, func(*gemini.Request) { r.DemoStore().ExpireSessions() })
+	r = e.start()
+	res, err := e.shop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Summary.Counts(); c.Added != 3 {
+		t.Fatalf("counts %+v, want 3 added:\n%s", c, res.Summary.Markdown())
+	}
+	// One login at the start (the demo profile is new) and exactly one after the expiry.
+	if res.Logins != 2 {
+		t.Errorf("logins = %d, want 2 (initial + one re-login)", res.Logins)
+	}
+	rec, err := shop.ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Logins != 2 {
+		t.Errorf("journal logins = %d", rec.Logins)
+	}
+	bread := rec.Items[1]
+	if len(bread.Attempts) != 2 || !strings.Contains(bread.Attempts[0].Error, "expired") {
+		t.Errorf("bread attempts = %+v, want a first attempt ended by the expired session", bread.Attempts)
+	}
+	if got := e.list(); fmtMap(got) != "2x eggs=completed bananas=completed sourdough bread=completed" {
+		t.Errorf("list = %s", fmtMap(got))
+	}
+}
+
+// TestBrowserKilledRecovered: the browser process is killed while an agent
+// works; the Host relaunches it and the item is retried.
+func TestBrowserKilledRecovered(t *testing.T) {
+	e := newE2E(t, "bananas", "sourdough bread", "2x eggs")
+	var r *Runner
+	e.deps.Scripted.Wrap = onItemTurn("sourdough bread", 2, func(*gemini.Request) {
+		killBrowser(t, r.env.profileDir)
+	})
+	r = e.start()
+	res, err := e.shop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Summary.Counts(); c.Added != 3 {
+		t.Fatalf("counts %+v, want 3 added:\n%s", c, res.Summary.Markdown())
+	}
+	if res.Relaunches < 1 {
+		t.Errorf("relaunches = %d, want ≥ 1", res.Relaunches)
+	}
+	rec, _ := shop.ReadJournal(res.JournalPath)
+	// The first attempt lost the browser; the relaunched browser may also
+	// have lost the session (one more retry after signing in again).
+	if at := rec.Items[1].Attempts; len(at) < 2 || !strings.Contains(at[0].Error, "browser is gone") || at[len(at)-1].Tool != "report_item_added" {
+		t.Errorf("bread attempts = %+v, want a crash first and a report last", at)
+	}
+	cart := map[string]int{}
+	for _, l := range r.DemoStore().Cart() {
+		cart[l.ProductID] = l.Quantity
+	}
+	if fmt.Sprint(cart) != "map[bananas-bunch:1 bread-sourdough-600g:1 eggs-large-12:2]" {
+		t.Errorf("cart = %v", cart)
+	}
+}
+
+// killBrowser SIGKILLs the Chromium processes started with profileDir (this
+// test's own browser: the profile is a fresh temporary directory).
+func killBrowser(t *testing.T, profileDir string) {
+	t.Helper()
+	if profileDir == "" {
+		t.Error("no profile directory to find the browser by")
+		return
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	killed := 0
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), profileDir) {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || !strings.Contains(args[0], "chrom") || strings.Contains(string(b), "--type=") {
+			continue // only the browser process itself, not its helpers
+		}
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid); err != nil {
+			continue
+		}
+		if proc, err := os.FindProcess(pid); err == nil && proc.Kill() == nil {
+			killed++
+		}
+	}
+	if killed == 0 {
+		t.Error("found no browser process to kill")
+	}
+}
+
+// TestCheckoutBlocked: a model that opens /checkout is refused by the
+// browser policy; the checkout is never reached and the cart is unchanged
+// by it.
+func TestCheckoutBlocked(t *testing.T) {
+	e := newE2E(t, "bananas")
+	e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"bananas": scripted.Checkout}
+	e.deps.Scripted.KeepRequests = true
+	r := e.start()
+	res, err := e.shop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits := r.DemoStore().CheckoutHits(); hits != 0 {
+		t.Errorf("checkout hits = %d, want 0", hits)
+	}
+	if got := outcomes(res.Summary)["bananas"]; got != "added" {
+		t.Errorf("bananas = %s", got)
+	}
+	cart := r.DemoStore().Cart()
+	if len(cart) != 1 || cart[0].ProductID != "bananas-bunch" || cart[0].Quantity != 1 {
+		t.Errorf("cart = %+v", cart)
+	}
+	// The model was told the navigation was blocked.
+	told := false
+	for _, req := range r.FakeGemini().Requests() {
+		for _, fr := range req.FunctionResponses() {
+			if strings.Contains(fmt.Sprint(fr.Response), "blocked") {
+				told = true
+			}
+		}
+	}
+	if !told {
+		t.Error("no function response told the model the checkout was blocked")
+	}
+	if len(res.Review.Warnings) != 0 {
+		t.Errorf("review warnings = %v", res.Review.Warnings)
+	}
+}
+
+// TestReviewCatchesMissingItem: an item reported added that never reached
+// the cart is flagged by the review.
+func TestReviewCatchesMissingItem(t *testing.T) {
+	e := newE2E(t, "bananas", "sourdough bread")
+	e.deps.Scripted.Wrap = func(next gemini.Script) gemini.Script {
+		return func(req *gemini.Request) gemini.Reply {
+			if g, _ := scripted.ParseGoal(req.Goal()); g.Item == "sourdough bread" {
+				// Claims success without touching the cart.
+				return gemini.Reply{Text: "Done.", Calls: []*genai.FunctionCall{gemini.Call("report_item_added", map[string]any{
+					"item_name": "Première Moisson Sourdough Bread, 600 g", "price_text": "$5.49",
+					"url": "https://www.metro.ca/en/online-grocery/search?filter=sourdough+bread", "quantity": 1,
+				})}}
+			}
+			return next(req)
+		}
+	}
+	res, err := e.shop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Review == nil {
+		t.Fatal("no review")
+	}
+	var missing []string
+	for _, w := range res.Review.Warnings {
+		if w.Kind == shop.WarnMissing {
+			missing = append(missing, w.Item)
+		}
+	}
+	if fmt.Sprint(missing) != "[sourdough bread]" {
+		t.Errorf("missing warnings for %v, want [sourdough bread]; all: %+v", missing, res.Review.Warnings)
+	}
+	found := false
+	for _, w := range res.Summary.Warnings {
+		if strings.Contains(w, "sourdough bread") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("summary warnings %v do not name the missing item", res.Summary.Warnings)
+	}
+}
+
+// TestCancelMidRun: stopping the run (SIGTERM cancels the context) while an
+// agent works leaves no false "completed": the list, the journal and the
+// summary only show what was really reported.
+func TestCancelMidRun(t *testing.T) {
+	e := newE2E(t, "bananas", "sourdough bread", "2x eggs", "carrots")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cancelledAt time.Time
+	e.deps.Scripted.Wrap = onItemTurn("sourdough bread", 2, func(*gemini.Request) {
+		cancelledAt = time.Now()
+		cancel()
+	})
+	r := e.start()
+	res, err := e.shop(ctx)
+	stopped := time.Since(cancelledAt)
+	if !errors.Is(err, shop.ErrCancelled) || res.State != runstatus.StateCancelled {
+		t.Fatalf("err %v state %s, want a cancelled run", err, res.State)
+	}
+	t.Logf("the run returned %v after the cancel", stopped)
+	if got := e.list(); fmtMap(got) != "2x eggs=open bananas=completed carrots=open sourdough bread=open" {
+		t.Errorf("list = %s", fmtMap(got))
+	}
+	rec, err := shop.ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := map[string]string{}
+	for _, ji := range rec.Items {
+		st[ji.Name] = string(ji.Status)
+		if ji.Name != "bananas" && ji.Result != nil {
+			t.Errorf("journal has a result for %s: %+v", ji.Name, ji.Result)
+		}
+	}
+	if fmtMap(st) != "2x eggs=interrupted bananas=done carrots=interrupted sourdough bread=interrupted" || rec.State != runstatus.StateCancelled {
+		t.Errorf("journal = %s (%s)", fmtMap(st), rec.State)
+	}
+	if !res.Summary.Cancelled || fmtMap(outcomes(res.Summary)) != "bananas=added" {
+		t.Errorf("summary cancelled=%v outcomes %s", res.Summary.Cancelled, fmtMap(outcomes(res.Summary)))
+	}
+	if b, err := os.ReadFile(strings.TrimSuffix(e.listPath, ".yaml") + ".summary.md"); err != nil || !strings.Contains(string(b), "bananas") {
+		t.Errorf("the summary was not delivered to the list provider: %v", err)
+	}
+	for _, l := range r.DemoStore().Cart() {
+		if l.ProductID != "bananas-bunch" {
+			t.Errorf("cart has %s", l.ProductID)
+		}
+	}
 }

@@ -384,6 +384,12 @@ func (t *Tab) navResult(u string, err error) error {
 		return nil
 	}
 	if strings.Contains(err.Error(), "net::ERR_") {
+		if !strings.Contains(err.Error(), "net::ERR_ABORTED") {
+			// Chromium commits an error page a moment after the failure;
+			// wait for it so the next navigation is not interrupted by it.
+			_ = t.page.WaitForURL(func(s string) bool { return strings.HasPrefix(s, "chrome-error:") },
+				playwright.PageWaitForURLOptions{Timeout: playwright.Float(2000), WaitUntil: playwright.WaitUntilStateCommit})
+		}
 		return &NavigationError{URL: u, Err: err}
 	}
 	return err

@@ -42,7 +42,7 @@ func TestClicksLandAtNormalisedPoints(t *testing.T) {
 	}{
 		{"left single", center(5), screen.ButtonLeft, 1, []string{"b5:down:0", "b5:up:0", "b5:click:0:1"}},
 		{"double", center(6), screen.ButtonLeft, 2, []string{"b6:down:0", "b6:up:0", "b6:click:0:1", "b6:down:0", "b6:up:0", "b6:click:0:2", "b6:dblclick"}},
-		{"right", center(9), screen.ButtonRight, 1, []string{"b9:down:2", "b9:up:2", "b9:contextmenu:2"}},
+		{"right", center(9), screen.ButtonRight, 1, []string{"b9:down:2", "b9:contextmenu:2", "b9:up:2", "b9:auxclick:2"}},
 		{"middle", center(10), screen.ButtonMiddle, 1, []string{"b10:down:1", "b10:up:1", "b10:auxclick:1"}},
 		{"clamped beyond 999", screen.Point{X: 5000, Y: 1200}, screen.ButtonLeft, 1, []string{"b15:down:0", "b15:up:0", "b15:click:0:1"}},
 		{"clamped below 0", screen.Point{X: -40, Y: -3}, screen.ButtonLeft, 1, []string{"b0:down:0", "b0:up:0", "b0:click:0:1"}},
@@ -58,7 +58,7 @@ func TestClicksLandAtNormalisedPoints(t *testing.T) {
 		})
 	}
 	t.Run("triple click selects a paragraph", func(t *testing.T) {
-		mustDo(t, "triple click", tab.Click(ctx, norm(450, 250), screen.ButtonLeft, 3))
+		mustDo(t, "triple click", tab.Click(ctx, norm(450, 266), screen.ButtonLeft, 3))
 		if sel := eval(t, tab, `() => window.getSelection().toString().trim()`); sel != "alpha beta gamma" {
 			t.Fatalf("selection %q after a triple click", sel)
 		}
@@ -115,6 +115,7 @@ func TestTypingFiresKeyEvents(t *testing.T) {
 		t.Fatalf("value %q after TypeAt", v)
 	}
 	want := []string{
+		"keydown:Control", "keydown:a", "keyup:a", "keyup:Control", "keydown:Delete", "keyup:Delete", // clear: select all + delete
 		"keydown:A", "keypress:A", "input:insertText", "keyup:A",
 		"keydown:b", "keypress:b", "input:insertText", "keyup:b",
 		"keydown: ", "keypress: ", "input:insertText", "keyup: ",
@@ -351,9 +352,13 @@ func TestNavigationActions(t *testing.T) {
 	f := sharedSite(t)
 	tab := newTab(t, f.host)
 	ctx := testCtx(t)
-	mustDo(t, "navigate without scheme", tab.Navigate(ctx, "shop.test/one"))
-	// shop.test serves plain HTTP; https:// was added, so this went nowhere
-	// useful — but it must have been an allowed, real navigation attempt.
+	// https:// is added; shop.test serves plain HTTP only, so the TLS
+	// handshake fails and the model is told.
+	err := tab.Navigate(ctx, "shop.test/one")
+	var ne *NavigationError
+	if !errors.As(err, &ne) || ne.URL != "https://shop.test/one" || !ne.Rejected() {
+		t.Fatalf("Navigate without scheme: %v, want a rejected NavigationError for https://shop.test/one", err)
+	}
 	mustDo(t, "navigate", tab.Navigate(ctx, "http://shop.test/one"))
 	mustDo(t, "navigate", tab.Navigate(ctx, "http://shop.test/two"))
 	mustDo(t, "back", tab.GoBack(ctx))
@@ -377,9 +382,14 @@ func TestNavigationActions(t *testing.T) {
 	t.Run("drag and drop", func(t *testing.T) {
 		mustDo(t, "navigate", tab.Navigate(ctx, "http://shop.test/clicks"))
 		eval(t, tab, `() => { window.drag = []; for (const t of ['mousedown','mousemove','mouseup']) document.addEventListener(t, e => window.drag.push(t + '@' + e.clientX + ',' + e.clientY)); }`)
-		mustDo(t, "drag", tab.DragAndDrop(ctx, norm(100, 100), norm(700, 500)))
+		from, to := norm(100, 100), norm(700, 500)
+		mustDo(t, "drag", tab.DragAndDrop(ctx, from, to))
 		d := fmt.Sprint(eval(t, tab, `() => window.drag`))
-		if !strings.HasPrefix(d, "[mousedown@100,100") || !strings.HasSuffix(d, "mouseup@700,500]") || strings.Count(d, "mousemove") < 5 {
+		fx, fy := tab.px(from)
+		tx, ty := tab.px(to)
+		down := fmt.Sprintf("mousedown@%d,%d", int(fx), int(fy))
+		up := fmt.Sprintf("mouseup@%d,%d]", int(tx), int(ty))
+		if !strings.Contains(d, down) || !strings.HasSuffix(d, up) || strings.Count(d, "mousemove") < 10 {
 			t.Fatalf("drag events %s", d)
 		}
 	})

@@ -86,7 +86,7 @@ func (h *Host) login(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := g.ctx.NewPage()
+	page, err := h.openPage(ctx, g)
 	if err != nil {
 		if isTargetClosed(err) {
 			return fmt.Errorf("browser: opening the login tab: %w (%v)", ErrBrowserGone, err)

@@ -231,21 +231,29 @@ type Host struct {
 	closed      bool
 	relaunches  int
 	pages       map[playwright.Page]*pageState
-	loginPage   playwright.Page // the page Login drives, while it runs
-	blocked     map[string]int  // blocked host -> count
-	pageEvt     chan struct{}   // closed and replaced on every new page
+	loginPage   playwright.Page      // the page Login drives, while it runs
+	blocked     map[string]int       // blocked host -> count
+	pageEvt     chan struct{}        // closed and replaced on every new page
+	awaitPage   chan playwright.Page // receives the next opener-less page (openPage)
 	genSeq      int
+	newPageMu   sync.Mutex // serialises openPage
 }
 
 // generation is one launch of the browser.
 type generation struct {
-	n        int
-	pw       *playwright.Playwright
-	ctx      playwright.BrowserContext
-	browser  playwright.Browser // remote connections only
-	remote   bool
-	gone     chan struct{}
-	goneOnce sync.Once
+	n       int
+	pw      *playwright.Playwright
+	ctx     playwright.BrowserContext
+	browser playwright.Browser // remote connections only
+	remote  bool
+	// keeper is a blank page that keeps the browser open and carries the
+	// CDP session new tabs are created through (each in a window of its
+	// own: headless Chromium only paints the front tab of a window).
+	keeper     playwright.Page
+	keeperSess playwright.CDPSession
+	contextID  string // CDP browserContextId of ctx ("" = default)
+	gone       chan struct{}
+	goneOnce   sync.Once
 }
 
 func (g *generation) isGone() bool {
@@ -471,7 +479,161 @@ func (h *Host) install(g *generation) error {
 		return fmt.Errorf("browser: installing the network policy: %w", err)
 	}
 	g.ctx.OnPage(func(p playwright.Page) { h.onPage(g, p) })
+	if pages := g.ctx.Pages(); len(pages) > 0 {
+		g.keeper = pages[0]
+	} else {
+		p, err := g.ctx.NewPage()
+		if err != nil {
+			return fmt.Errorf("browser: opening the first page: %w", err)
+		}
+		g.keeper = p
+	}
+	sess, err := g.ctx.NewCDPSession(g.keeper)
+	if err != nil {
+		h.log.Warn("no CDP session for opening tab windows; tabs share one window", "err", err)
+		return nil
+	}
+	info, err := sess.Send("Target.getTargetInfo", nil)
+	if err != nil {
+		h.log.Warn("no CDP target info; tabs share one window", "err", err)
+		return nil
+	}
+	g.keeperSess = sess
+	if m, ok := info.(map[string]any); ok {
+		if ti, ok := m["targetInfo"].(map[string]any); ok {
+			id, _ := ti["browserContextId"].(string)
+			if g.remote {
+				// Only a context we created needs naming; the default
+				// context is where targets go without one.
+				g.contextID = id
+			}
+		}
+	}
 	return nil
+}
+
+// openPage opens a blank page in a new window of the context. Headless
+// Chromium only renders the front tab of a window, so tabs sharing a window
+// could not all take screenshots; a window each keeps them independent.
+func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, error) {
+	h.newPageMu.Lock()
+	defer h.newPageMu.Unlock()
+	if g.keeperSess == nil {
+		return h.bounded(ctx, g, func() (playwright.Page, error) { return g.ctx.NewPage() })
+	}
+	ch := make(chan playwright.Page, 1)
+	h.mu.Lock()
+	h.awaitPage = ch
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		if h.awaitPage == ch {
+			h.awaitPage = nil
+		}
+		h.mu.Unlock()
+	}()
+	params := map[string]any{"url": "about:blank", "newWindow": true}
+	if g.contextID != "" {
+		params["browserContextId"] = g.contextID
+	}
+	created := make(chan createdTarget, 1)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		r, err := g.keeperSess.Send("Target.createTarget", params)
+		id := ""
+		if m, ok := r.(map[string]any); ok {
+			id, _ = m["targetId"].(string)
+		}
+		created <- createdTarget{id, err}
+	}()
+	timeout := time.NewTimer(h.opts.ActionTimeout)
+	defer timeout.Stop()
+	var targetID string
+	var page playwright.Page
+	for page == nil || targetID == "" {
+		select {
+		case r := <-created:
+			if r.err != nil {
+				return nil, r.err
+			}
+			targetID = r.id
+			created = nil
+		case p := <-ch:
+			page = p
+		case <-ctx.Done():
+			h.abandonTarget(g, created, targetID, page)
+			return nil, ctx.Err()
+		case <-g.gone:
+			return nil, ErrBrowserGone
+		case <-timeout.C:
+			h.abandonTarget(g, created, targetID, page)
+			return nil, errors.New("the new tab's window did not appear in time")
+		}
+	}
+	return page, nil
+}
+
+// createdTarget is the answer to Target.createTarget.
+type createdTarget struct {
+	id  string
+	err error
+}
+
+// abandonTarget closes a window openPage gave up waiting for.
+func (h *Host) abandonTarget(g *generation, created chan createdTarget, targetID string, page playwright.Page) {
+	if page != nil {
+		closePage(page)
+		return
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		id := targetID
+		if id == "" && created != nil {
+			select {
+			case r := <-created:
+				id = r.id
+			case <-time.After(closeStepTimeout):
+			}
+		}
+		if id != "" {
+			_, _ = g.keeperSess.Send("Target.closeTarget", map[string]any{"targetId": id})
+		}
+	}()
+}
+
+// bounded runs a page-returning browser call, giving up at ctx's end (the
+// page, if it still comes, is closed).
+func (h *Host) bounded(ctx context.Context, g *generation, fn func() (playwright.Page, error)) (playwright.Page, error) {
+	type res struct {
+		p   playwright.Page
+		err error
+	}
+	ch := make(chan res, 1)
+	abandoned := make(chan struct{})
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		p, err := fn()
+		select {
+		case ch <- res{p, err}:
+		case <-abandoned:
+			if p != nil {
+				closePage(p)
+			}
+		}
+	}()
+	select {
+	case r := <-ch:
+		return r.p, r.err
+	case <-ctx.Done():
+		close(abandoned)
+		return nil, ctx.Err()
+	case <-g.gone:
+		close(abandoned)
+		return nil, ErrBrowserGone
+	}
 }
 
 // onPage runs on Playwright's event goroutine for every new page: it wakes
@@ -483,7 +645,14 @@ func (h *Host) onPage(g *generation, p playwright.Page) {
 	h.mu.Unlock()
 	opener, _ := p.Opener()
 	if opener == nil {
-		return // a page of ours (NewTab, Login) or the profile's first page
+		// A page of ours (NewTab, Login) or the profile's first page.
+		h.mu.Lock()
+		if ch := h.awaitPage; ch != nil {
+			h.awaitPage = nil
+			ch <- p
+		}
+		h.mu.Unlock()
+		return
 	}
 	h.log.Debug("closing a new tab opened by a page")
 	h.wg.Add(1)

@@ -75,41 +75,13 @@ func (h *Host) NewTab(ctx context.Context) (*Tab, error) {
 	if err != nil {
 		return nil, err
 	}
-	type res struct {
-		p   playwright.Page
-		err error
-	}
-	ch := make(chan res, 1)
-	abandoned := make(chan struct{})
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		p, err := g.ctx.NewPage()
-		select {
-		case ch <- res{p, err}:
-		case <-abandoned:
-			if p != nil {
-				closePage(p)
-			}
+	p, err := h.openPage(ctx, g)
+	if err != nil {
+		if errors.Is(err, ErrBrowserGone) || isTargetClosed(err) || g.isGone() {
+			h.probe(g)
+			return nil, fmt.Errorf("opening a tab: %w (%v)", ErrBrowserGone, err)
 		}
-	}()
-	var p playwright.Page
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			if isTargetClosed(r.err) || g.isGone() {
-				h.probe(g)
-				return nil, fmt.Errorf("opening a tab: %w (%v)", ErrBrowserGone, r.err)
-			}
-			return nil, fmt.Errorf("browser: opening a tab: %w", r.err)
-		}
-		p = r.p
-	case <-ctx.Done():
-		close(abandoned)
-		return nil, fmt.Errorf("browser: opening a tab: %w", ctx.Err())
-	case <-g.gone:
-		close(abandoned)
-		return nil, fmt.Errorf("opening a tab: %w", ErrBrowserGone)
+		return nil, fmt.Errorf("browser: opening a tab: %w", err)
 	}
 	st := &pageState{inflight: map[playwright.Request]time.Time{}}
 	t := &Tab{h: h, g: g, page: p, st: st, sem: make(chan struct{}, 1)}

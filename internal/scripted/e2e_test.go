@@ -53,11 +53,6 @@ func startE2E(t *testing.T, opts scripted.Options) *e2e {
 	}
 	t.Cleanup(func() { _ = ds.Close() })
 
-	// Sign in by script, but leave the cookie banner for the model.
-	profile := store.Demo()
-	profile.LoginSteps = slices.DeleteFunc(profile.LoginSteps, func(s store.LoginStep) bool {
-		return strings.Contains(s.Selector, "onetrust")
-	})
 	user, pass := ds.Credentials()
 	host, err := browser.Launch(ctx, browser.Options{
 		ExecutablePath: exe,
@@ -66,9 +61,12 @@ func startE2E(t *testing.T, opts scripted.Options) *e2e {
 		Width:          1440,
 		Height:         900,
 		ExtraArgs:      []string{"--host-resolver-rules=" + ds.HostResolverRules()},
-		Store:          profile,
+		Store:          store.Demo(),
 		Username:       user,
 		Password:       config.Secret(pass),
+		// Tests shop signed out first (to leave the cookie banner to the
+		// model); the agent's screenshots must not fail for that.
+		SkipAuthCheck: true,
 	})
 	if err != nil {
 		t.Fatalf("launch the browser: %v", err)
@@ -78,9 +76,6 @@ func startE2E(t *testing.T, opts scripted.Options) *e2e {
 		defer cancel()
 		_ = host.Close(ctx)
 	})
-	if err := host.Login(ctx); err != nil {
-		t.Fatalf("scripted login to the demo store: %v", err)
-	}
 
 	opts.Store = ds
 	srv := gemini.New(gemini.Config{APIKey: e2eKey, Script: scripted.New(opts).Script()})
@@ -112,6 +107,17 @@ func startE2E(t *testing.T, opts scripted.Options) *e2e {
 	return e
 }
 
+// login runs the scripted login (which also accepts the cookie banner if
+// it is still pending).
+func (e *e2e) login(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := e.host.Login(ctx); err != nil {
+		t.Fatalf("scripted login to the demo store: %v", err)
+	}
+}
+
 // run shops one item in a new tab with report tools that record the call.
 func (e *e2e) run(t *testing.T, goal string, extra ...agent.Tool) agent.Result {
 	t.Helper()
@@ -141,10 +147,22 @@ func (e *e2e) run(t *testing.T, goal string, extra ...agent.Tool) agent.Result {
 
 func TestE2EModelClicksPutTheItemInTheCart(t *testing.T) {
 	e := startE2E(t, scripted.Options{})
-	if st := e.ds.State(); st.ConsentAccepted || st.PostalCode != "" || !st.LoggedIn {
-		t.Fatalf("store state before the run = %+v, want signed in with the banner and the postal code pending", st)
+	// Signed out, on a fresh profile: the model dismisses the cookie banner
+	// (and finds nothing to buy for an out-of-stock item).
+	if st := e.ds.State(); st.ConsentAccepted || st.PostalCode != "" || st.LoggedIn {
+		t.Fatalf("store state before the run = %+v, want the banner and the postal code pending", st)
 	}
-	res := e.run(t, "Add this item to the cart.\nItem: milk\nQuantity: 2\nPostal code: H3B 2Y5\n")
+	res := e.run(t, "Item: butter\nQuantity: 1\n")
+	if !res.OK() || res.Tool != scripted.ToolReportNotFound {
+		t.Fatalf("butter run = %s after %d turns, want report_item_not_found", res.FailureText(), res.Turns)
+	}
+	if !e.ds.State().ConsentAccepted {
+		t.Fatal("the model's click did not accept the cookie banner")
+	}
+	// Signed in: the model adds two units, answering the postal-code dialog.
+	e.login(t)
+	before := len(e.srv.Requests())
+	res = e.run(t, "Add this item to the cart.\nItem: milk\nQuantity: 2\nPostal code: H3B 2Y5\n")
 	if !res.OK() || res.Tool != scripted.ToolReportAdded {
 		t.Fatalf("run = %s after %d turns, want report_item_added", res.FailureText(), res.Turns)
 	}
@@ -159,13 +177,14 @@ func TestE2EModelClicksPutTheItemInTheCart(t *testing.T) {
 	if len(cart) != 1 || cart[0].ProductID != "milk-2pct-2l" || cart[0].Quantity != 2 {
 		t.Errorf("cart = %+v", cart)
 	}
-	// Every step was a model call the agent performed: navigate, banner,
-	// add (dialog), postal code, add, report.
+	// Every step was a model call the agent performed: navigate, add
+	// (dialog), postal code + confirm, add, then the report.
+	reqs := e.srv.Requests()[before:]
 	var names []string
-	for _, c := range e.srv.Requests()[len(e.srv.Requests())-1].PastCalls() {
+	for _, c := range reqs[len(reqs)-1].PastCalls() {
 		names = append(names, c.Name)
 	}
-	want := []string{"navigate", "click_at", "click_at", "type_text_at", "click_at", "click_at"}
+	want := []string{"navigate", "click_at", "type_text_at", "click_at", "click_at"}
 	if !slices.Equal(names, want) {
 		t.Errorf("model calls = %v, want %v", names, want)
 	}
@@ -178,6 +197,7 @@ func usageOf(r agent.Result) agent.Usage { return r.Usage }
 
 func TestE2EBlockedNavigationIsReportedToTheModel(t *testing.T) {
 	e := startE2E(t, scripted.Options{Misbehave: map[string]scripted.Misbehaviour{"eggs": scripted.Checkout}})
+	e.login(t)
 	res := e.run(t, "Item: eggs\nQuantity: 1\n")
 	if !res.OK() || res.Tool != scripted.ToolReportAdded {
 		t.Fatalf("run = %s, want the model to recover from the blocked checkout and add the eggs", res.FailureText())
@@ -200,6 +220,7 @@ func TestE2EBlockedNavigationIsReportedToTheModel(t *testing.T) {
 
 func TestE2EOutOfStockAsksTheHousehold(t *testing.T) {
 	e := startE2E(t, scripted.Options{})
+	e.login(t)
 	var asked map[string]any
 	ask := agent.Tool{
 		Name: scripted.ToolPresentOptions, WaitsForUser: true, Parameters: &genai.Schema{Type: genai.TypeObject},

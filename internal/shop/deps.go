@@ -131,8 +131,11 @@ type Config struct {
 const (
 	DefaultStagger         = 400 * time.Millisecond
 	DefaultFinalizeTimeout = 30 * time.Second
-	// MaxAttempts is how many times an item is tried when attempts end in
-	// retryable errors (model, browser, network, expired session, crash).
+	// MaxAttempts is how many times an item is tried for one cause of
+	// retryable failure: model/browser/network errors, an expired session
+	// (after one shared re-login) and a browser crash (after the relaunch)
+	// each allow one retry, so a crash followed by the lost session it
+	// causes still recovers.
 	MaxAttempts = 2
 	// MaxRestarts is how many times a user's custom answer may restart an
 	// item with a new query.

@@ -113,7 +113,8 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 	r.publish(runstatus.KindItemStarted, it.pendingResult(), "")
 	r.log.Info("item started", "item", p.item.Name)
 
-	errTries, restarts := 0, 0
+	retries := map[failKind]int{} // retries used, per cause
+	restarts := 0
 	for {
 		if ctx.Err() != nil {
 			it.interrupted()
@@ -140,15 +141,19 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 			it.interrupted()
 			return
 		}
-		errTries++
 		kind := out.kind()
-		r.log.Warn("item attempt failed", "item", p.item.Name, "attempt", it.attempts, "reason", out.reason(), "retryable", kind != failFinal)
-		switch kind {
-		case failAuth:
-			if errTries >= MaxAttempts {
+		retry := kind != failFinal && retries[kind] < MaxAttempts-1
+		r.log.Warn("item attempt failed", "item", p.item.Name, "attempt", it.attempts, "reason", out.reason(), "retry", retry)
+		if !retry {
+			if kind == failAuth {
 				it.finish(ctx, it.failed(failureText(ReasonAuthRecoveryFailed, "the session expired again after signing in: "+out.reason())))
-				return
+			} else {
+				it.finish(ctx, it.failed(out.reason()))
 			}
+			return
+		}
+		retries[kind]++
+		if kind == failAuth {
 			if err := r.relogin(ctx, out.gen); err != nil {
 				if ctx.Err() != nil {
 					it.interrupted()
@@ -157,14 +162,6 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 				it.finish(ctx, it.failed(failureText(ReasonAuthRecoveryFailed, err.Error())))
 				return
 			}
-		case failCrash, failTransient:
-			if errTries >= MaxAttempts {
-				it.finish(ctx, it.failed(out.reason()))
-				return
-			}
-		default:
-			it.finish(ctx, it.failed(out.reason()))
-			return
 		}
 	}
 }

@@ -631,3 +631,22 @@ func TestStagger(t *testing.T) {
 		t.Errorf("three starts spread over %v, want at least %v", last.Sub(first), 2*cfg.Stagger)
 	}
 }
+
+// TestCrashThenExpiredSession: a relaunched browser may have lost the
+// session; each cause gets its own retry, so the item still recovers.
+func TestCrashThenExpiredSession(t *testing.T) {
+	p := newFakeProvider("a")
+	h := &fakeHost{authed: true}
+	gone := fmt.Errorf("click: %w", browser.ErrBrowserGone)
+	expired := fmt.Errorf("screenshot: %w", browser.ErrAuthExpired)
+	a := newFakeAgent(map[string]behaviour{
+		"a": sequence(fails(agent.ReasonBrowserError, gone), fails(agent.ReasonBrowserError, expired), added("A", "$1")),
+	})
+	res, err := Run(context.Background(), baseConfig(t, p, h, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeByName(res.Summary)["a"]; got != report.OutcomeAdded || a.attemptsFor("a") != 3 || h.loginCount() != 1 {
+		t.Errorf("a = %s after %d attempts and %d logins, want added after 3 and 1", got, a.attemptsFor("a"), h.loginCount())
+	}
+}

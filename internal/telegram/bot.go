@@ -67,7 +67,8 @@ type Options struct {
 	// for the token, then "%s" for the method); empty = api.telegram.org.
 	Endpoint string
 	// HTTPClient makes the requests (default: a new http.Client). Every
-	// request gets its own deadline, so the client needs no Timeout.
+	// request gets its own deadline, so the client needs no Timeout; if it
+	// has one, the long poll is shortened to fit in it.
 	HTTPClient *http.Client
 	// ResponseTimeout is how long a question waits for the user (default 10 min).
 	ResponseTimeout time.Duration
@@ -126,6 +127,9 @@ type Bot struct {
 	open    *conversation   // the conversation receiving updates, if any
 	nextID  int
 	ignored map[int64]time.Time // other chats: when each last wrote
+
+	// onForeign, when set (DiscoverChat), sees every update from another chat.
+	onForeign func(tgbotapi.Update)
 }
 
 // conversation is one question waiting for the user; the poller hands it the
@@ -142,6 +146,12 @@ type conversation struct {
 // logs a warning and returns an unavailable Bot (see Available). Only a
 // cancelled ctx makes New fail otherwise.
 func New(ctx context.Context, o Options) (*Bot, error) {
+	return newBot(ctx, o, nil)
+}
+
+// newBot is New; with onForeign set (chat discovery) updates waiting from
+// before start-up are kept and every update from another chat is passed on.
+func newBot(ctx context.Context, o Options, onForeign func(tgbotapi.Update)) (*Bot, error) {
 	if !o.Token.IsSet() {
 		return nil, fmt.Errorf("%w: telegram_bot_token is empty; create a bot with @BotFather and set it (see docs/telegram.md)", ErrNotConfigured)
 	}
@@ -165,6 +175,10 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	}
 	if o.PollTimeout <= 0 {
 		o.PollTimeout = DefaultPollTimeout
+	}
+	if t := o.HTTPClient.Timeout; t > 0 && o.PollTimeout+5*time.Second > t {
+		// A client timeout shorter than the long poll would cut every poll.
+		o.PollTimeout = t - 5*time.Second
 	}
 	o.PollTimeout = max(o.PollTimeout.Truncate(time.Second), time.Second)
 	switch {
@@ -192,6 +206,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		pollTimeout:     o.PollTimeout,
 		closing:         make(chan struct{}),
 		ignored:         map[int64]time.Time{},
+		onForeign:       onForeign,
 	}
 	b.life, b.stop = context.WithCancel(context.Background())
 	lib.register(token, b.log)
@@ -207,7 +222,10 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	}
 	b.api = api
 	b.userName = api.Self.UserName
-	offset, err := b.dropPending(ctx)
+	offset, err := 0, error(nil)
+	if onForeign == nil {
+		offset, err = b.dropPending(ctx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			b.shutdown()
@@ -564,6 +582,9 @@ func (b *Bot) dispatch(u tgbotapi.Update) {
 	chat := updateChat(u)
 	if chat != b.chatID {
 		b.ignore(chat)
+		if b.onForeign != nil {
+			b.onForeign(u)
+		}
 		return
 	}
 	b.mu.Lock()
@@ -591,7 +612,7 @@ func (b *Bot) ignore(chat int64) {
 		b.ignored[chat] = time.Now()
 	}
 	b.mu.Unlock()
-	if !seen {
+	if !seen && b.onForeign == nil {
 		b.log.Warn("ignoring Telegram messages from a chat that is not the configured one", "chat_id", chat, "configured_chat_id", b.chatID)
 	}
 }

@@ -88,6 +88,9 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 	}
 	c := b.begin()
 	defer b.end(c)
+	if err := ctx.Err(); err != nil {
+		return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, err)
+	}
 
 	shown := min(len(q.Options), maxOptions)
 	text := questionText(q, shown)

@@ -604,6 +604,22 @@ func TestNewDegrades(t *testing.T) {
 	}
 }
 
+// TestNewDegradesWhenAnotherProgramPolls: Telegram gives updates to one
+// poller only; a second one (test-telegram while the service runs) says so.
+func TestNewDegradesWhenAnotherProgramPolls(t *testing.T) {
+	fake := faketg.NewServer(testToken)
+	defer fake.Close()
+	fake.SetFailure(faketg.Mode409, "getUpdates")
+	bot, err := New(context.Background(), Options{Token: testToken, ChatID: testChat, Endpoint: fake.Endpoint(), Logger: newTestLogger(&logBuffer{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bot.Close(context.Background())
+	if bot.Available() || !strings.Contains(bot.Err().Error(), "another program is reading this bot's updates") {
+		t.Fatalf("Err = %v", bot.Err())
+	}
+}
+
 func TestNewNotConfigured(t *testing.T) {
 	for _, o := range []Options{{ChatID: 1}, {Token: "x"}} {
 		if _, err := New(context.Background(), o); !errors.Is(err, ErrNotConfigured) {
@@ -757,5 +773,34 @@ func TestLongQuestionFits(t *testing.T) {
 	h.fake.SendText(testChat, "10")
 	if a, err := await(t, res); err != nil || a.Index != 9 {
 		t.Fatalf("%+v, %v", a, err)
+	}
+}
+
+func TestDiscoverChat(t *testing.T) {
+	fake := faketg.NewServer(testToken)
+	defer fake.Close()
+	fake.SendText(555, "hi bot") // sent before the command started
+	o := Options{Token: testToken, Endpoint: fake.Endpoint(), Logger: newTestLogger(&logBuffer{})}
+	c, err := DiscoverChat(context.Background(), o, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != 555 || c.Name != "User" || c.Text != "hi bot" {
+		t.Errorf("chat = %+v", c)
+	}
+	if len(fake.Messages()) != 0 {
+		t.Errorf("discovery sent messages: %+v", fake.Messages())
+	}
+
+	quiet := faketg.NewServer(testToken)
+	defer quiet.Close()
+	o.Endpoint = quiet.Endpoint()
+	_, err = DiscoverChat(context.Background(), o, 300*time.Millisecond)
+	if !errors.Is(err, ErrNoReply) || !strings.Contains(err.Error(), "@"+quiet.BotUserName()) {
+		t.Errorf("no message: %v", err)
+	}
+	quiet.SetFailure(faketg.Mode401)
+	if _, err := DiscoverChat(context.Background(), o, time.Second); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("bad token: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 	}
 	c := b.begin()
 	defer b.end(c)
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("telegram: confirmation: %w", err)
+	}
 
 	text := confirmText(explanation, action)
 	msg := tgbotapi.NewMessage(b.chatID, text)
@@ -189,4 +193,80 @@ func (b *Bot) Ping(ctx context.Context, wait time.Duration) (PingResult, error) 
 			return res, nil
 		}
 	}
+}
+
+// Chat is a chat that wrote to the bot.
+type Chat struct {
+	ID int64
+	// Name is the chat's title, or the sender's name or @username.
+	Name string
+	// Text is the message (or the button data) that arrived.
+	Text string
+}
+
+// discoveryChatID stands in for the chat id while discovering it: no real
+// chat has this id, so every update counts as coming from another chat.
+const discoveryChatID = math.MinInt64
+
+// DiscoverChat is for setting up telegram_chat_id: it connects with o (whose
+// ChatID is ignored) and waits up to wait for any message to the bot,
+// including one sent just before, and returns the chat it came from. An
+// unreachable Telegram gives an error wrapping ErrUnavailable, no message one
+// wrapping ErrNoReply.
+func DiscoverChat(ctx context.Context, o Options, wait time.Duration) (Chat, error) {
+	found := make(chan Chat, 1)
+	o.ChatID = discoveryChatID
+	b, err := newBot(ctx, o, func(u tgbotapi.Update) {
+		c := chatOf(u)
+		if c.ID == 0 {
+			return
+		}
+		select {
+		case found <- c:
+		default:
+		}
+	})
+	if err != nil {
+		return Chat{}, err
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+	if err := b.Err(); err != nil {
+		return Chat{}, fmt.Errorf("telegram: %w", err)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case c := <-found:
+		return c, nil
+	case <-timer.C:
+		return Chat{}, fmt.Errorf("telegram: %w within %s: send any message to @%s and try again", ErrNoReply, human(wait), b.UserName())
+	case <-ctx.Done():
+		return Chat{}, fmt.Errorf("telegram: waiting for a message: %w", ctx.Err())
+	}
+}
+
+// chatOf describes the chat an update came from.
+func chatOf(u tgbotapi.Update) Chat {
+	var chat *tgbotapi.Chat
+	var from *tgbotapi.User
+	text := ""
+	switch {
+	case u.Message != nil:
+		chat, from, text = u.Message.Chat, u.Message.From, u.Message.Text
+	case u.CallbackQuery != nil:
+		from, text = u.CallbackQuery.From, u.CallbackQuery.Data
+		if u.CallbackQuery.Message != nil {
+			chat = u.CallbackQuery.Message.Chat
+		}
+	}
+	c := Chat{ID: updateChat(u), Text: text}
+	switch {
+	case chat != nil && chat.Title != "":
+		c.Name = chat.Title
+	case from != nil && strings.TrimSpace(from.FirstName+" "+from.LastName) != "":
+		c.Name = strings.TrimSpace(from.FirstName + " " + from.LastName)
+	case from != nil && from.UserName != "":
+		c.Name = "@" + from.UserName
+	}
+	return c
 }

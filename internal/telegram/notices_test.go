@@ -226,3 +226,35 @@ func TestSplitText(t *testing.T) {
 		t.Errorf("no-newline split = %d parts", len(got))
 	}
 }
+
+func BenchmarkMarkdownToHTML(b *testing.B) {
+	md := testSummary().Markdown()
+	for b.Loop() {
+		markdownToHTML(md)
+	}
+}
+
+// BenchmarkChooseRoundTrip: one question asked, answered by a numbered
+// reply and closed, through the library and the fake Bot API.
+func BenchmarkChooseRoundTrip(b *testing.B) {
+	fake := faketg.NewServer(testToken)
+	defer fake.Close()
+	bot, err := New(context.Background(), Options{Token: testToken, ChatID: testChat, Endpoint: fake.Endpoint(), Logger: newTestLogger(&logBuffer{})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bot.Close(context.Background())
+	q := milkQuestion()
+	for b.Loop() {
+		res := make(chan error, 1)
+		go func() { _, err := bot.Choose(context.Background(), q); res <- err }()
+		n := len(fake.Messages())
+		if _, err := fake.WaitMessage(context.Background(), func(m faketg.Message) bool { return m.ID > n && m.Keyboard != nil }); err != nil {
+			b.Fatal(err)
+		}
+		fake.SendText(testChat, "2")
+		if err := <-res; err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -83,6 +83,7 @@ type Server struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
+	busy     time.Duration
 	calls    int
 	requests []Request
 	faults   []Fault
@@ -200,7 +201,22 @@ const (
 	pathSuffix = ":generateContent"
 )
 
+// HandlerTime is the total time the server spent handling requests (reading
+// and decoding bodies, scripting, encoding replies): the "model's time" as a
+// client sees it, to subtract when measuring the client's own overhead.
+func (s *Server) HandlerTime() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.busy
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	defer func() {
+		s.mu.Lock()
+		s.busy += time.Since(start)
+		s.mu.Unlock()
+	}()
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, pathPrefix) || !strings.HasSuffix(r.URL.Path, pathSuffix) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("%s %s is not served by the fake Gemini API (only POST /v1beta/models/{model}:generateContent)", r.Method, r.URL.Path))
 		return

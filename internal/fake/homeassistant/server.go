@@ -179,6 +179,7 @@ type Server struct {
 	idReuse         int
 	hook            func(ServiceCall) Fault
 	eventHook       func(eventType string) Fault
+	commandHook     func(msgType string) Fault
 	arrayFrames     int
 	uidSeq          int
 	wg              sync.WaitGroup
@@ -404,6 +405,15 @@ func (s *Server) SetEventHook(hook func(eventType string) Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eventHook = hook
+}
+
+// SetCommandHook is SetServiceHook for every other command (get_states,
+// todo/item/list, subscribe_events, ping…); any fault drops the connection
+// without an answer.
+func (s *Server) SetCommandHook(hook func(msgType string) Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commandHook = hook
 }
 
 // MuteAll makes every open connection stop answering (a half-open TCP
@@ -743,7 +753,19 @@ func (c *conn) handle(m map[string]any) bool {
 		return true
 	}
 	c.lastID = id
+	hook := s.commandHook
 	s.mu.Unlock()
+
+	fault := FaultNone
+	if hook != nil && typ != "call_service" && typ != "fire_event" {
+		fault = hook(typ)
+	}
+	if fault != FaultNone {
+		// These commands change nothing: either fault drops the connection
+		// without an answer.
+		s.dropConn(c)
+		return false
+	}
 
 	switch typ {
 	case "ping":

@@ -49,6 +49,9 @@ const (
 	Mode401
 	// Mode403 answers 403 Forbidden ("bot was blocked by the user").
 	Mode403
+	// Mode409 answers 409 Conflict, as Telegram does to getUpdates while
+	// another program polls the same bot (or a webhook is set).
+	Mode409
 )
 
 // Button is one inline keyboard button.
@@ -470,6 +473,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	case Mode403:
 		apiError(w, http.StatusForbidden, "Forbidden: bot was blocked by the user")
+		return
+	case Mode409:
+		apiError(w, http.StatusConflict, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running")
 		return
 	}
 	if token != s.token {

@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// benchItems are in stock in the demo store: every item is added.
+var benchItems = []string{"bananas", "carrots", "sourdough bread", "spaghetti", "sugar", "apple juice", "olive oil", "milk"}
+
+// benchDelay is the fake model's answer delay (GEMINI_SUPPLY_BENCH_MODEL_DELAY,
+// a Go duration; default 1 s).
+func benchDelay(b *testing.B) time.Duration {
+	d := time.Second
+	if v := os.Getenv("GEMINI_SUPPLY_BENCH_MODEL_DELAY"); v != "" {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			b.Fatalf("GEMINI_SUPPLY_BENCH_MODEL_DELAY=%q: %v", v, err)
+		}
+	}
+	return d
+}
+
+// BenchmarkShoppingRun shops benchItems in the demo store with real
+// Chromium and the scripted model behind the fake Gemini server, whose
+// every answer takes a fixed delay, at 1, 2 and 4 tabs. It reports items
+// per minute over the shopping phase (from the first item started to the
+// last finished; browser start and sign-in excluded) and prints the
+// speed-up of 4 tabs over 1.
+func BenchmarkShoppingRun(b *testing.B) {
+	if os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE") == "" || os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
+		b.Fatal("the browser or the Playwright driver is not set up: run make bench (or eval \"$(scripts/setup.sh)\" first)")
+	}
+	delay := benchDelay(b)
+	rates := map[int]float64{}
+	for _, n := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("tabs=%d", n), func(b *testing.B) {
+			var items int
+			var shopping time.Duration
+			for range b.N {
+				d, k := benchRun(b, n, delay)
+				shopping += d
+				items += k
+			}
+			rate := float64(items) / shopping.Minutes()
+			rates[n] = rate
+			b.ReportMetric(rate, "items/min")
+			b.ReportMetric(0, "ns/op") // wall time per run says little here
+		})
+	}
+	if rates[1] > 0 && rates[4] > 0 {
+		fmt.Printf("model delay %v: %.1f items/min at 1 tab, %.1f at 2, %.1f at 4\n", delay, rates[1], rates[2], rates[4])
+		fmt.Printf("speed-up at 4 tabs: %.1fx\n", rates[4]/rates[1])
+	}
+}
+
+// benchRun performs one run and returns the length of its shopping phase
+// and the number of items added.
+func benchRun(b *testing.B, tabs int, delay time.Duration) (time.Duration, int) {
+	b.Helper()
+	b.StopTimer()
+	dir := b.TempDir()
+	list := dir + "/list.yaml"
+	body := "items:\n"
+	for _, it := range benchItems {
+		body += "  - name: " + it + "\n"
+	}
+	if err := os.WriteFile(list, []byte(body), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")
+	cfg.Concurrency = tabs
+	bus := &runstatus.Bus{}
+	sub := bus.Subscribe(256)
+	deps := Deps{Bus: bus, Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
+		return func(req *gemini.Request) gemini.Reply {
+			time.Sleep(delay) // the model's latency
+			return next(req)
+		}
+	}}}
+	r, err := NewRunner(cfg, deps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = r.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	b.StartTimer()
+	res, err := r.Shop(ctx, runstatus.Request{Source: "bench"})
+	b.StopTimer()
+	sub.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c := res.Summary.Counts(); c.Added != len(benchItems) {
+		b.Fatalf("%d tabs: %s\n%s", tabs, c, res.Summary.Markdown())
+	}
+	var first, last time.Time
+	for ev := range sub.C {
+		switch ev.Kind {
+		case runstatus.KindItemStarted:
+			if first.IsZero() {
+				first = ev.Time
+			}
+		case runstatus.KindItemFinished:
+			last = ev.Time
+		}
+	}
+	return last.Sub(first), len(benchItems)
+}
