@@ -45,6 +45,10 @@ func run(ctx context.Context, args []string, s stdio) int {
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
+		if name == "help" && len(args) > 1 {
+			// "help shop" is "shop -h".
+			return run(ctx, []string{args[1], "-h"}, s)
+		}
 		usage(s.out)
 		return 0
 	}
@@ -66,7 +70,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-14s %s\n", "help", "show this help")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'gemini-supply <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'gemini-supply <command> -h' (or 'gemini-supply help <command>') for a command's flags.")
 }
 
 // notBuilt is the body of commands that do not exist yet.

@@ -1,7 +1,155 @@
 package main
 
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
 var shopCommand = command{
 	name:    "shop",
 	summary: "shop every open item of the shopping list",
-	run:     notBuilt("shop"),
+	run:     runShop,
+}
+
+func runShop(ctx context.Context, args []string, s stdio) int {
+	o, err := parseShopFlags(args, s.err)
+	if err != nil {
+		return exitCode(err)
+	}
+	if o.dryRun {
+		return dryRun(ctx, o, s)
+	}
+	fmt.Fprintln(s.err, "gemini-supply shop: the shopping run is not built yet; 'gemini-supply shop --dry-run' shows what it would shop")
+	return 1
+}
+
+// dryRun prints what a run would shop and what it would skip, without
+// touching the list file.
+func dryRun(ctx context.Context, o shopOptions, s stdio) int {
+	path := o.cfg.ShoppingList
+	if path == "" {
+		return exitCode(usageFailure("shop", s.err, fmt.Errorf("no shopping list: pass --shopping-list PATH or set shopping_list")))
+	}
+	list, err := shoppinglist.OpenYAML(path, shoppinglist.ReadOnly())
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply shop: %v\n", err)
+		return 1
+	}
+	items, err := list.Items(ctx)
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply shop: %v\n", err)
+		return 1
+	}
+	plan := shoppinglist.PlanRun(items, o.cfg.RetryTagged)
+	if o.json {
+		err = writePlanJSON(s.out, list.Path(), plan)
+	} else {
+		err = writePlan(s.out, list.Path(), o, plan)
+	}
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply shop: write the plan: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func writePlan(w io.Writer, path string, o shopOptions, p shoppinglist.Plan) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Shopping list: %s\n", path)
+	c := o.cfg
+	if len(p.ToShop) == 0 {
+		b.WriteString("Nothing to shop.\n")
+	} else {
+		fmt.Fprintf(&b, "Would shop %d %s at %s (concurrency %d, time budget %s, at most %d turns per item):\n",
+			len(p.ToShop), plural(len(p.ToShop), "item", "items"), c.Store, c.Concurrency, c.TimeBudget, c.MaxTurns)
+		qw, pw := 1, 1 // column widths
+		for _, it := range p.ToShop {
+			qw = max(qw, len(fmt.Sprint(it.Quantity)))
+			pw = max(pw, utf8.RuneCountInString(it.Product))
+		}
+		for _, it := range p.ToShop {
+			var notes []string
+			if it.Name != it.Product {
+				notes = append(notes, fmt.Sprintf("(%q)", it.Name))
+			}
+			notes = append(notes, it.Tags...)
+			line := fmt.Sprintf("  %*d × %-*s  %s", qw, it.Quantity, pw+len(it.Product)-utf8.RuneCountInString(it.Product), it.Product, strings.Join(notes, " "))
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+	if len(p.Tagged) > 0 || len(p.Duplicates) > 0 {
+		b.WriteString("Skipped:\n")
+		for _, it := range p.Tagged {
+			fmt.Fprintf(&b, "  %s — tagged %s by an earlier run (--retry-tagged shops it again)\n", it.Name, strings.Join(runTags(it), " "))
+		}
+		for _, d := range p.Duplicates {
+			fmt.Fprintf(&b, "  %s — duplicate of %q\n", d.Item.Name, d.Of.Name)
+		}
+	}
+	if p.Completed > 0 {
+		fmt.Fprintf(&b, "Already completed: %d\n", p.Completed)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func runTags(it shoppinglist.Item) []string {
+	var tags []string
+	for _, t := range it.Tags {
+		if shoppinglist.IsRunTag(t) {
+			tags = append(tags, t)
+		}
+	}
+	return tags
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// planItem is one item in the --json plan.
+type planItem struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Product  string   `json:"product"`
+	Quantity int      `json:"quantity"`
+	Tags     []string `json:"tags,omitempty"`
+	// DuplicateOf is the id of the item shopped instead (duplicates only).
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+}
+
+func writePlanJSON(w io.Writer, path string, p shoppinglist.Plan) error {
+	conv := func(it shoppinglist.Item) planItem {
+		return planItem{ID: it.ID, Name: it.Name, Product: it.Product, Quantity: it.Quantity, Tags: it.Tags}
+	}
+	out := struct {
+		List       string     `json:"shopping_list"`
+		ToShop     []planItem `json:"to_shop"`
+		Tagged     []planItem `json:"skipped_tagged"`
+		Duplicates []planItem `json:"skipped_duplicates"`
+		Completed  int        `json:"completed"`
+	}{List: path, ToShop: []planItem{}, Tagged: []planItem{}, Duplicates: []planItem{}, Completed: p.Completed}
+	for _, it := range p.ToShop {
+		out.ToShop = append(out.ToShop, conv(it))
+	}
+	for _, it := range p.Tagged {
+		out.Tagged = append(out.Tagged, conv(it))
+	}
+	for _, d := range p.Duplicates {
+		pi := conv(d.Item)
+		pi.DuplicateOf = d.Of.ID
+		out.Duplicates = append(out.Duplicates, pi)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -15,7 +15,8 @@ import (
 
 // IsAuthenticated reports whether the store shows the signed-in marker in
 // tab t. A tab that is not on the store's site is first sent to its home
-// page.
+// page; a store page without the marker is reloaded once (it may predate a
+// login) before the answer is no.
 func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	if t == nil || t.h != h {
 		return false, errors.New("browser: IsAuthenticated needs a tab of this host")
@@ -25,14 +26,23 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	}
 	var ok bool
 	err := t.act(ctx, "check the session", false, func(c call) error {
-		if !h.onStoreSite(t.page.URL()) {
-			_, err := t.page.Goto(h.profile.HomeURL, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: c.ms()})
-			if err := t.navResult(h.profile.HomeURL, err); err != nil {
-				return err
+		marker := t.page.Locator(h.profile.AuthMarkerSelector).First()
+		var err error
+		if h.onStoreSite(t.page.URL()) {
+			if n, cerr := t.page.Locator(h.profile.AuthMarkerSelector).Count(); cerr == nil && n > 0 {
+				ok = true
+				return nil
 			}
+			// The page may predate a login: look again at a fresh copy.
+			_, err = t.page.Reload(playwright.PageReloadOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: c.ms()})
+		} else {
+			_, err = t.page.Goto(h.profile.HomeURL, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: c.ms()})
+		}
+		if err := t.navResult(h.profile.HomeURL, err); err != nil {
+			return err
 		}
 		wait := min(h.opts.AuthWait, max(time.Until(c.deadline), time.Millisecond))
-		err := t.page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
+		err = marker.WaitFor(playwright.LocatorWaitForOptions{
 			State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(wait.Milliseconds()) + 1),
 		})
 		switch {

@@ -94,3 +94,66 @@ const bannerJS = `(() => {
     }
   } catch (e) {}
 })();`
+
+// popupScript is added to every document: it keeps pages from opening new
+// tabs or windows. Links and forms aimed at a new browsing context are
+// retargeted to the current tab, modifier and middle clicks on links open
+// the link here, and window.open navigates this tab (returning null). The
+// navigation then meets the policy like any other. New tabs that appear
+// anyway are closed by the Host.
+const popupScript = `(() => {
+  if (window.__groceryAgentNoPopups) return;
+  Object.defineProperty(window, '__groceryAgentNoPopups', {value: true, enumerable: false});
+  const here = (target) => {
+    if (!target) return true;
+    const t = String(target).toLowerCase();
+    if (t === '_self' || t === '_parent' || t === '_top') return true;
+    if (t === '_blank') return false;
+    try {
+      const top = window.top;
+      if (top.name === target) return true;
+      for (let i = 0; i < top.frames.length; i++) if (top.frames[i].name === target) return true;
+    } catch (e) {}
+    return false;
+  };
+  const go = (url) => {
+    try {
+      const u = new URL(String(url), document.baseURI);
+      if (u.protocol === 'javascript:') return;
+      (window === window.top ? window : window.top).location.assign(u.href);
+    } catch (e) {}
+  };
+  const onActivate = (e) => {
+    const a = e.target instanceof Element ? e.target.closest('a[href], area[href]') : null;
+    if (!a) return;
+    if (e.ctrlKey || e.metaKey || e.shiftKey || e.button === 1) {
+      e.preventDefault();
+      go(a.href);
+      return;
+    }
+    if (!here(a.getAttribute('target'))) a.setAttribute('target', '_self');
+  };
+  window.addEventListener('click', onActivate, true);
+  window.addEventListener('auxclick', onActivate, true);
+  window.addEventListener('submit', (e) => {
+    const f = e.target;
+    if (f instanceof HTMLFormElement && !here(f.getAttribute('target'))) f.setAttribute('target', '_self');
+    const s = e.submitter;
+    if (s && s.hasAttribute && s.hasAttribute('formtarget') && !here(s.getAttribute('formtarget'))) s.setAttribute('formtarget', '_self');
+  }, true);
+  // Cross-document navigations this document starts (link, form,
+  // location.assign) are flagged for the browser's settle step.
+  if (window.navigation && typeof window.navigation.addEventListener === 'function') {
+    window.navigation.addEventListener('navigate', (e) => {
+      if (!e.destination || !e.destination.sameDocument) window.__groceryAgentNavRequested = true;
+    });
+  }
+  const open = window.open;
+  window.open = function (url, target, features) {
+    if (target !== undefined && here(target) && String(target).toLowerCase() !== '_blank') {
+      return open.apply(this, arguments);
+    }
+    if (url !== undefined && url !== null && String(url) !== '') go(url);
+    return null;
+  };
+})();`

@@ -357,6 +357,12 @@ func (f *siteFixture) serve(w http.ResponseWriter, r *http.Request) {
 <a id="evil" href="http://evil.test/offer" target="_blank" style="position:absolute;left:400px;top:100px;width:300px;height:100px">evil</a>
 <a id="co" href="/checkout" target="_blank" style="position:absolute;left:800px;top:100px;width:300px;height:100px">checkout</a>
 <button id="open" onclick="window.open('/color?c=purple','_blank','noopener')" style="position:absolute;left:0;top:300px;width:300px;height:100px">open</button>`)
+	case "/sandbox":
+		href := r.URL.Query().Get("href")
+		if strings.ContainsAny(href, `<>"'`) {
+			href = "about:blank"
+		}
+		html(fmt.Sprintf(`<iframe sandbox="allow-popups" style="position:absolute;left:0;top:100px;width:400px;height:200px;border:0" srcdoc="<a target=_blank href='%s' style='display:block;width:300px;height:100px;background:#ccc'>open</a>"></iframe>`, href))
 	case "/spa":
 		html(`<div id="route" style="margin-top:60px">start</div><script>
   window.go = (p) => { history.pushState({p}, '', p); document.getElementById('route').textContent = p; };

@@ -55,8 +55,8 @@ const (
 	DefaultAuthWait       = 3 * time.Second
 	DefaultJPEGQuality    = 80
 	DefaultLocale         = "en-CA"
-	quietWindow           = 150 * time.Millisecond
-	popupFrameWait        = 2 * time.Second
+	quietWindow           = 100 * time.Millisecond
+	popupURLWait          = 3 * time.Second
 	closeStepTimeout      = 5 * time.Second
 	staleRequestAfter     = 5 * time.Second
 	maxWait               = time.Minute
@@ -286,7 +286,6 @@ func Launch(ctx context.Context, opts Options) (*Host, error) {
 		stopLife: stop,
 		pages:    map[playwright.Page]*pageState{},
 		blocked:  map[string]int{},
-		pageEvt:  make(chan struct{}),
 	}
 	if opts.RemoteURL == "" {
 		if err := os.MkdirAll(opts.ProfileDir, 0o700); err != nil {
@@ -475,6 +474,9 @@ func (h *Host) install(g *generation) error {
 	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(bannerScript(h.profile.BannerText))}); err != nil {
 		return fmt.Errorf("browser: installing the status banner: %w", err)
 	}
+	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(popupScript)}); err != nil {
+		return fmt.Errorf("browser: installing the popup guard: %w", err)
+	}
 	if err := g.ctx.Route("**/*", h.route(g)); err != nil {
 		return fmt.Errorf("browser: installing the network policy: %w", err)
 	}
@@ -636,13 +638,9 @@ func (h *Host) bounded(ctx context.Context, g *generation, fn func() (playwright
 	}
 }
 
-// onPage runs on Playwright's event goroutine for every new page: it wakes
-// route handlers waiting for a popup's page, and closes popups.
+// onPage runs on Playwright's event goroutine for every new page: it hands
+// pages we opened to openPage and closes popups.
 func (h *Host) onPage(g *generation, p playwright.Page) {
-	h.mu.Lock()
-	close(h.pageEvt)
-	h.pageEvt = make(chan struct{})
-	h.mu.Unlock()
 	opener, _ := p.Opener()
 	if opener == nil {
 		// A page of ours (NewTab, Login) or the profile's first page.
@@ -658,7 +656,7 @@ func (h *Host) onPage(g *generation, p playwright.Page) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		closePage(p)
+		h.handlePopup(opener, p)
 	}()
 }
 

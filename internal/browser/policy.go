@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -37,14 +36,9 @@ func (h *Host) route(g *generation) func(playwright.Route) {
 			return
 		}
 		nav := req.IsNavigationRequest()
-		var frame playwright.Frame
-		if nav {
-			frame = h.navigationFrame(g, req)
-		} else {
-			frame = req.Frame()
-		}
+		frame := req.Frame()
 		var page playwright.Page
-		mainFrame := nav
+		mainFrame := nav // a navigation without a frame is a new tab's first one
 		if frame != nil {
 			page = frame.Page()
 			mainFrame = nav && frame.ParentFrame() == nil
@@ -53,22 +47,6 @@ func (h *Host) route(g *generation) func(playwright.Route) {
 		st := h.pages[page]
 		isLogin := page != nil && page == h.loginPage
 		h.mu.Unlock()
-
-		if nav && mainFrame && st == nil && !isLogin && page != nil {
-			if opener, _ := page.Opener(); opener != nil {
-				// A new tab opened by a page: it loads nothing itself; its
-				// address goes to the opener if the policy allows it.
-				_ = r.Abort(abortNavigation)
-				h.popupNavigation(opener, raw)
-				return
-			}
-		}
-		if nav && mainFrame && page == nil {
-			// A navigation whose page never showed up (a popup that closed at
-			// once): nothing to load it in.
-			_ = r.Abort(abortNavigation)
-			return
-		}
 
 		host := u.Hostname()
 		if !h.profile.HostAllowed(host) && !(isLogin && h.profile.LoginHostAllowed(host)) {
@@ -97,44 +75,31 @@ func (h *Host) route(g *generation) func(playwright.Route) {
 	}
 }
 
-// navigationFrame returns the frame of a navigation request. A popup's
-// first navigation is routed before Playwright has created its page; then
-// the frame shows up with the page event, which onPage broadcasts.
-func (h *Host) navigationFrame(g *generation, req playwright.Request) playwright.Frame {
-	deadline := time.NewTimer(popupFrameWait)
-	defer deadline.Stop()
-	for {
-		h.mu.Lock()
-		evt := h.pageEvt
-		h.mu.Unlock()
-		if f := req.Frame(); f != nil {
-			return f
-		}
-		select {
-		case <-evt:
-		case <-deadline.C:
-			return nil
-		case <-g.gone:
-			return nil
-		}
+// handlePopup deals with a new tab a page opened despite the popup script
+// (on its own goroutine): it learns the address the tab went to, closes
+// it, and loads the address in the opener if the policy allows it.
+func (h *Host) handlePopup(opener, popup playwright.Page) {
+	_ = popup.WaitForURL(func(u string) bool { return u != "" && u != "about:blank" },
+		playwright.PageWaitForURLOptions{Timeout: playwright.Float(float64(popupURLWait.Milliseconds())), WaitUntil: playwright.WaitUntilStateCommit})
+	raw := popup.URL()
+	closePage(popup)
+	st := h.pageState(opener)
+	if st == nil {
+		return
 	}
+	if !strings.HasPrefix(raw, "http:") && !strings.HasPrefix(raw, "https:") {
+		st.notice("The page opened a new tab; it was closed (its address was blocked or it loaded nothing).")
+		return
+	}
+	h.popupNavigation(st, raw)
 }
 
 // popupNavigation handles the address a popup wanted to open: allowed
 // addresses are loaded in the opener tab, others are reported to it.
-func (h *Host) popupNavigation(opener playwright.Page, raw string) {
-	st := h.pageState(opener)
+func (h *Host) popupNavigation(st *pageState, raw string) {
 	pol := h.profile.CheckURL(raw)
 	if !pol.Allowed {
-		if u, err := url.Parse(raw); err == nil && !h.profile.HostAllowed(u.Hostname()) {
-			h.noteBlockedHost(u.Hostname(), "popup")
-		}
-		if st != nil {
-			st.notice(fmt.Sprintf("The page tried to open %s in a new tab; the new tab was closed and the address blocked: %s.", raw, pol.Reason))
-		}
-		return
-	}
-	if st == nil {
+		st.notice(fmt.Sprintf("The page tried to open %s in a new tab; the new tab was closed and the address blocked: %s.", raw, pol.Reason))
 		return
 	}
 	st.notice(fmt.Sprintf("The page opened %s in a new tab; the new tab was closed and the address opened in this tab instead.", raw))

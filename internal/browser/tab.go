@@ -205,13 +205,14 @@ func (t *Tab) act(ctx context.Context, action string, settle bool, fn func(c cal
 		t.st.mu.Lock()
 		t.st.lastBlock = nil
 		t.st.mu.Unlock()
+		start := time.Now()
 		err := fn(call{deadline: deadline})
 		if settle && err == nil {
 			sd := time.Now().Add(t.h.opts.SettleTimeout)
 			if sd.After(deadline) {
 				sd = deadline
 			}
-			err = t.settle(sd)
+			err = t.settle(start, sd)
 		}
 		done <- err
 	}()
@@ -295,16 +296,30 @@ func (e *NavigationError) Unwrap() error { return e.Err }
 func (*NavigationError) Rejected() bool { return true }
 
 // settle waits, until deadline, for the page to be quiet: no top-level
-// navigation pending and no tracked request in flight for quietWindow; a
-// committed navigation must also reach its load event. Allowed addresses
-// of popups are opened, and a page the policy forbids is left.
-func (t *Tab) settle(deadline time.Time) error {
-	start := time.Now()
+// navigation pending and no tracked request in flight for quietWindow. A
+// navigation the action started (the page script flags it synchronously)
+// must have begun and ended, and a committed navigation must reach its
+// load event. Allowed addresses of popups are opened, and a page the
+// policy forbids is left.
+func (t *Tab) settle(start, deadline time.Time) error {
 	t.openQueuedPopups(deadline)
+	navRequested := false
+	v, err := t.page.Evaluate(`() => { const p = !!window.__groceryAgentNavRequested; window.__groceryAgentNavRequested = false; return p; }`)
+	switch {
+	case err == nil:
+		navRequested = v == true
+	case isTargetClosed(err):
+		return err
+	default:
+		navRequested = true // the document is being replaced
+	}
 	quietSince := time.Time{}
 	for time.Now().Before(deadline) {
 		t.st.mu.Lock()
 		busy := t.st.navPending || t.st.crashed
+		if navRequested && !t.st.committedAt.After(start) && !t.st.navAt.After(start) {
+			busy = true // the navigation has not reached the network yet
+		}
 		for _, at := range t.st.inflight {
 			if time.Since(at) < staleRequestAfter {
 				busy = true
@@ -318,11 +333,11 @@ func (t *Tab) settle(deadline time.Time) error {
 			quietSince = time.Time{}
 			continue
 		}
-		if busy || t.g.isGone() {
+		if t.g.isGone() {
+			return ErrBrowserGone
+		}
+		if busy {
 			quietSince = time.Time{}
-			if t.g.isGone() {
-				return ErrBrowserGone
-			}
 		} else {
 			if quietSince.IsZero() {
 				quietSince = time.Now()

@@ -69,6 +69,9 @@ type Config struct {
 	MQTTCleanup         bool   `yaml:"mqtt_cleanup" env:"MQTT_CLEANUP"` // delete the discovery entities and stop using MQTT
 
 	LogLevel string `yaml:"log_level" env:"LOG_LEVEL"` // debug | info | warn | error
+
+	// ConfigFile is the config file Load read ("" when none); set by Load.
+	ConfigFile string `yaml:"-" env:"-"`
 }
 
 // Default values.
@@ -84,6 +87,11 @@ const (
 	DefaultDiscoveryPrefix = "homeassistant"
 	DefaultTelegramTimeout = 10 * time.Minute
 	DefaultSupervisorURL   = "http://supervisor"
+	DefaultLogLevel        = "info"
+	// Gemini 2.5 Computer Use list prices (USD per million tokens, prompts up
+	// to 200k tokens); only used for the cost estimate in the summary.
+	DefaultInputPricePerMTok  = 1.25
+	DefaultOutputPricePerMTok = 10.0
 	// ScriptedModel selects the offline scripted planner (works with the demo store only).
 	ScriptedModel = "scripted"
 )

@@ -1,6 +1,10 @@
 package config
 
-import "log/slog"
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+)
 
 // Secret is a string that never shows itself: not in String, %v, %#v, JSON or
 // slog output. Call Reveal where the value is really needed.
@@ -29,3 +33,16 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // LogValue keeps slog from printing the value.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// Format makes every fmt verb show the redacted form, including verbs that
+// would otherwise print the underlying string (%d, %x on the raw value).
+func (s Secret) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		fmt.Fprint(f, s.GoString())
+	case verb == 'q':
+		fmt.Fprint(f, strconv.Quote(s.String()))
+	default:
+		fmt.Fprint(f, s.String())
+	}
+}

@@ -211,6 +211,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	sess, err := c.connect(ctx)
 	if err != nil {
 		c.cancel()
+		c.wg.Wait()
 		return nil, err
 	}
 	c.publish(sess)
@@ -632,11 +633,12 @@ func (c *Client) FireEvent(ctx context.Context, eventType string, data any) erro
 
 // State is one entity's state as get_states returns it.
 type State struct {
-	EntityID    string         `json:"entity_id"`
-	State       string         `json:"state"`
-	Attributes  map[string]any `json:"attributes"`
-	LastChanged time.Time      `json:"last_changed"`
-	LastUpdated time.Time      `json:"last_updated"`
+	EntityID   string         `json:"entity_id"`
+	State      string         `json:"state"`
+	Attributes map[string]any `json:"attributes"`
+	// LastChanged and LastUpdated are ISO 8601 timestamps as Home Assistant sends them.
+	LastChanged string `json:"last_changed"`
+	LastUpdated string `json:"last_updated"`
 }
 
 // SupportedFeatures is the entity's supported_features bit set (0 when absent).
@@ -835,20 +837,26 @@ func (s *session) readLoop() {
 			s.fail(fmt.Errorf("read: %w", err))
 			return
 		}
-		data = bytes.TrimSpace(data)
-		if len(data) > 0 && data[0] == '[' {
-			var msgs []json.RawMessage
-			if err := json.Unmarshal(data, &msgs); err != nil {
-				s.c.log.Warn("undecodable frame from Home Assistant", "error", err)
-				continue
-			}
-			for _, m := range msgs {
-				s.dispatch(m)
-			}
-			continue
-		}
-		s.dispatch(data)
+		s.handleFrame(data)
 	}
+}
+
+// handleFrame dispatches one frame: a message, or a JSON array of them
+// (coalesced).
+func (s *session) handleFrame(data []byte) {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		var msgs []json.RawMessage
+		if err := json.Unmarshal(data, &msgs); err != nil {
+			s.c.log.Warn("undecodable frame from Home Assistant", "error", err)
+			return
+		}
+		for _, m := range msgs {
+			s.dispatch(m)
+		}
+		return
+	}
+	s.dispatch(data)
 }
 
 func (s *session) dispatch(data []byte) {
@@ -926,7 +934,25 @@ type Event struct {
 	EventType string          `json:"event_type"`
 	Data      json.RawMessage `json:"data"`
 	Origin    string          `json:"origin"`
-	TimeFired time.Time       `json:"time_fired"`
+	// TimeFired is zero when Home Assistant's timestamp could not be read.
+	TimeFired time.Time `json:"-"`
+}
+
+// UnmarshalJSON reads an event, tolerating a time_fired it cannot parse (an
+// event is never lost over its timestamp).
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		EventType string          `json:"event_type"`
+		Data      json.RawMessage `json:"data"`
+		Origin    string          `json:"origin"`
+		TimeFired string          `json:"time_fired"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	e.EventType, e.Data, e.Origin = raw.EventType, raw.Data, raw.Origin
+	e.TimeFired, _ = time.Parse(time.RFC3339Nano, raw.TimeFired)
+	return nil
 }
 
 // Subscription delivers the events of one type on C until Close (or until

@@ -391,3 +391,42 @@ func TestCloseStopsEverything(t *testing.T) {
 	}
 	eventually(t, "client goroutines to stop", func() bool { return runtime.NumGoroutine() <= before })
 }
+
+// Neither token ever reaches the logs: not while connecting, reconnecting,
+// failing auth or calling services, even at debug level.
+func TestTokensNeverLogged(t *testing.T) {
+	f := startFake(t, fakeha.Options{})
+	f.AddTodoList("todo.shopping_list", "Shopping List", fakeha.ShoppingListFeatures, fakeha.TodoItem{UID: "a", Summary: "milk"})
+	logs := &syncBuffer{}
+	for _, supervisor := range []bool{false, true} {
+		opts := testOptions(f, logs)
+		if supervisor {
+			opts.URL, opts.Token = "", ""
+			opts.SupervisorToken, opts.SupervisorURL = config.Secret(testSupervisorToken), f.URL()
+		}
+		c := dialTest(t, opts)
+		p := NewTodoProvider(c, TodoOptions{})
+		if _, err := p.Items(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		f.DropAll()
+		if err := p.MarkNotFound(testCtx(t), "a", "x"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close()
+	}
+	f.SetToken("rotated")
+	opts := testOptions(f, logs)
+	if _, err := Dial(testCtx(t), opts); !errors.Is(err, ErrAuthInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "connected to Home Assistant") || !strings.Contains(out, "reconnected") {
+		t.Fatalf("expected connection logs, got:\n%s", out)
+	}
+	for _, secret := range []string{testToken, testSupervisorToken} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("a token appears in the logs:\n%s", out)
+		}
+	}
+}

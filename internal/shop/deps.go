@@ -100,6 +100,13 @@ type Config struct {
 	// ModelCalls caps model calls in flight across all agents; 0 means
 	// Concurrency.
 	ModelCalls int
+	// SkipWarmUp starts Concurrency items at once. By default the first
+	// item is shopped alone (for at most WarmUpLimit) before the others
+	// fan out: a fresh session meets its one-time dialogs (cookie consent,
+	// the postal code / delivery dialog on the first add) in one tab
+	// instead of in every tab at once, where the tabs would race to answer
+	// them and each agent would pay model turns for the same dialog.
+	SkipWarmUp bool
 	// RetryTagged shops items tagged #404/#failed by an earlier run.
 	RetryTagged bool
 	// Items limits the run to these item names (empty: every open item).
@@ -142,4 +149,6 @@ const (
 	MaxRestarts = 2
 	// MaxQuestions is how many present_options questions one item may ask.
 	MaxQuestions = 3
+	// WarmUpLimit is the longest the other items wait for the first one.
+	WarmUpLimit = 90 * time.Second
 )

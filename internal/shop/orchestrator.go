@@ -321,7 +321,23 @@ func (r *run) authGeneration() int {
 func (r *run) shopAll(ctx context.Context, pl plan) {
 	sem := make(chan struct{}, r.cfg.Concurrency)
 	var wg sync.WaitGroup
-	for _, p := range pl.shop {
+	// The first item goes alone (see Config.SkipWarmUp), for at most
+	// WarmUpLimit, then the others fan out.
+	var warm chan struct{}
+	if r.cfg.Concurrency > 1 && len(pl.shop) > 1 && !r.cfg.SkipWarmUp {
+		warm = make(chan struct{})
+	}
+	for i, p := range pl.shop {
+		if i == 1 && warm != nil {
+			t := time.NewTimer(WarmUpLimit)
+			select {
+			case <-warm:
+			case <-t.C:
+				r.log.Info("the first item is taking long; starting the others")
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -338,6 +354,9 @@ func (r *run) shopAll(ctx context.Context, pl plan) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			r.shopItem(ctx, p)
+			if i == 0 && warm != nil {
+				close(warm)
+			}
 		}()
 	}
 	wg.Wait()

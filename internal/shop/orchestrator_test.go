@@ -189,6 +189,7 @@ func TestSessionExpiryOneLogin(t *testing.T) {
 	a.delay = 10 * time.Millisecond
 	cfg := baseConfig(t, p, h, a)
 	cfg.Concurrency = 3
+	cfg.SkipWarmUp = true // all three at once
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -648,5 +649,45 @@ func TestCrashThenExpiredSession(t *testing.T) {
 	}
 	if got := outcomeByName(res.Summary)["a"]; got != report.OutcomeAdded || a.attemptsFor("a") != 3 || h.loginCount() != 1 {
 		t.Errorf("a = %s after %d attempts and %d logins, want added after 3 and 1", got, a.attemptsFor("a"), h.loginCount())
+	}
+}
+
+// TestWarmUp: with several tabs, the first item is shopped alone; then the
+// others run side by side. SkipWarmUp starts them together.
+func TestWarmUp(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		p := newFakeProvider("a", "b", "c")
+		bStarted := make(chan struct{})
+		overlap := false
+		// a waits for b to start: up to 5 s when b may start alongside it,
+		// 100 ms when it must not (b cannot start before a ends).
+		wait := 100 * time.Millisecond
+		if skip {
+			wait = 5 * time.Second
+		}
+		a := newFakeAgent(map[string]behaviour{
+			"a": func(ctx context.Context, c *fakeCall) agent.Result {
+				select {
+				case <-bStarted:
+					overlap = true
+				case <-time.After(wait):
+				}
+				return added("A", "$1")(ctx, c)
+			},
+			"b": func(ctx context.Context, c *fakeCall) agent.Result {
+				close(bStarted)
+				return added("B", "$1")(ctx, c)
+			},
+			"c": added("C", "$1"),
+		})
+		cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+		cfg.Concurrency = 3
+		cfg.SkipWarmUp = skip
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		if overlap != skip {
+			t.Errorf("SkipWarmUp=%v: b started while a was running = %v", skip, overlap)
+		}
 	}
 }

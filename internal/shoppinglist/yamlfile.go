@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -346,11 +347,14 @@ func (f *YAMLFile) lock(ctx context.Context, what string) (unlock func(), err er
 			}
 		}
 	}
+	var once sync.Once
 	return func() {
-		if err := f.fl.Unlock(); err != nil {
-			f.log.Error("releasing the list lock failed", "lock", f.fl.Path(), "err", err)
-		}
-		release()
+		once.Do(func() {
+			if err := f.fl.Unlock(); err != nil {
+				f.log.Error("releasing the list lock failed", "lock", f.fl.Path(), "err", err)
+			}
+			release()
+		})
 	}, nil
 }
 
@@ -378,7 +382,7 @@ type entry struct {
 	item  Item
 }
 
-var lineRE = regexp.MustCompile(`line (\d+)`)
+var lineRE = regexp.MustCompile(`^line (\d+): `)
 
 func (f *YAMLFile) parse(data []byte) (*document, error) {
 	ferr := func(line int, format string, args ...any) error {
@@ -387,11 +391,12 @@ func (f *YAMLFile) parse(data []byte) (*document, error) {
 	d := &document{path: f.path, root: &yaml.Node{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(d.root); err != nil && !errors.Is(err, io.EOF) {
-		line := 0
-		if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, problem := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := lineRE.FindStringSubmatch(problem); m != nil {
 			line, _ = strconv.Atoi(m[1])
+			problem = strings.TrimPrefix(problem, m[0])
 		}
-		return nil, ferr(line, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, ferr(line, "%s", problem)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {

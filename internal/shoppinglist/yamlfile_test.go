@@ -316,7 +316,8 @@ func TestYAMLMalformedIsNeverWritten(t *testing.T) {
 		line    int
 		problem string
 	}{
-		{"syntax", "items:\n  - name: milk\n  name: [bread\n", 3, ""},
+		{"unterminated quote", "items:\n  - name: milk\n  - name: \"bread\n", 3, "found unexpected end of stream"},
+		{"unclosed flow list", "items:\n  - name: milk\n    tags: [a, b\n  - bread\n", 2, "did not find expected ',' or ']'"}, // the line yaml.v3 reports
 		{"bad indentation", "items:\n  - name: milk\n     status: completed\n", 3, "mapping values are not allowed"},
 		{"items not a list", "items:\n  name: milk\n", 2, "items must be a list"},
 		{"top level scalar", "milk\n", 1, "must be a mapping"},
@@ -328,7 +329,7 @@ func TestYAMLMalformedIsNeverWritten(t *testing.T) {
 		{"duplicate key", "items:\n  - name: milk\n    name: bread\n", 3, `key "name" appears twice`},
 		{"nested item", "items:\n  - [milk]\n", 2, "must be a name or a mapping"},
 		{"tags a mapping", "items:\n  - name: milk\n    tags: {a: b}\n", 3, "tags must be a list"},
-		{"two documents", "items:\n  - milk\n---\nitems:\n  - bread\n", 4, "more than one YAML document"},
+		{"two documents", "items:\n  - milk\n---\nitems:\n  - bread\n", 3, "more than one YAML document"},
 		{"alias", "x: &m milk\nitems:\n  - name: *m\n", 3, "alias"},
 	}
 	for _, tt := range tests {
@@ -684,7 +685,7 @@ func TestYAMLLockWaitHonoursContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unlock()
+	defer unlock() // idempotent
 	f, err := OpenYAML(path)
 	if err != nil {
 		t.Fatal(err)
@@ -697,7 +698,6 @@ func TestYAMLLockWaitHonoursContext(t *testing.T) {
 	}
 	// The semaphore was released: the same provider works once the lock is free.
 	unlock()
-	unlock = func() {}
 	if err := f.MarkFailed(testCtx(t), "a", "x"); err != nil {
 		t.Errorf("after release: %v", err)
 	}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gemini-supply/gemini-supply/internal/config"
+)
+
+// usageError is a command line the command cannot use: exit code 2.
+type usageError struct {
+	cmd string
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitCode maps an error to the process exit code: 0 for none and for -h,
+// 2 for usage errors (bad flags, bad configuration), 1 otherwise.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+// newFlagSet makes a subcommand's flag set. synopsis is the usage line after
+// "gemini-supply NAME"; about, when not empty, is printed below it.
+func newFlagSet(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: gemini-supply %s %s\n", name, synopsis)
+		if about != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(about, "\n"))
+		}
+		fmt.Fprintln(w, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args with fs. On -h it prints the command's usage to
+// stderr and returns flag.ErrHelp; on a bad command line it prints the
+// problem and a one-line hint ("run 'gemini-supply shop -h'") and returns a
+// *usageError. Positional arguments are a usage error unless allowArgs.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, allowArgs bool) error {
+	fs.SetOutput(io.Discard) // the flag package would print the whole usage on every error
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return flag.ErrHelp
+	case err != nil:
+		return usageFailure(fs.Name(), stderr, err)
+	case !allowArgs && fs.NArg() > 0:
+		return usageFailure(fs.Name(), stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return nil
+}
+
+// usageFailure reports a usage error with the hint and returns it.
+func usageFailure(cmd string, stderr io.Writer, err error) error {
+	fmt.Fprintf(stderr, "gemini-supply %s: %v\nrun 'gemini-supply %s -h' for usage\n", cmd, err, cmd)
+	return &usageError{cmd: cmd, err: err}
+}
+
+// configFailure reports a configuration error (every problem, one a line),
+// points to the documentation and returns it as a usage error (exit 2).
+func configFailure(cmd string, stderr io.Writer, err error) error {
+	fmt.Fprintf(stderr, "gemini-supply %s: %v\nsee docs/configuration.md for every option\n", cmd, err)
+	return &usageError{cmd: cmd, err: err}
+}
+
+// loadOptions are the config sources of every command: the zero value reads
+// the process environment and home directory. Tests replace it.
+var loadOptions config.LoadOptions
+
+// shopOptions is what `shop` was asked to do: the merged, validated config
+// and the options that only make sense for one run.
+type shopOptions struct {
+	cfg config.Config
+	// dryRun lists what would be shopped and stops.
+	dryRun bool
+	// json prints the result (the dry-run plan, the run summary) as JSON.
+	json bool
+}
+
+const shopAbout = `Shops every open item of the shopping list: one browser tab and one Gemini
+agent per item, at most --concurrency at once. Items tagged #404 or #failed
+by an earlier run are skipped unless --retry-tagged; duplicates are shopped
+once. Nothing is ever ordered: review the cart and check out yourself.
+
+Settings come from, lowest first: built-in defaults, the config file, the
+environment (GEMINI_SUPPLY_*, GEMINI_API_KEY, TELEGRAM_BOT_TOKEN, ...) and
+these flags. See docs/configuration.md.`
+
+// parseShopFlags parses `shop`'s command line, loads the config (defaults <
+// file < env < flags) and validates it: for a dry run only that settings are
+// well-formed, for a real run also that the credentials it needs are there.
+// Errors were already printed to stderr; exitCode maps them.
+func parseShopFlags(args []string, stderr io.Writer) (shopOptions, error) {
+	var o shopOptions
+	fs := newFlagSet("shop", "[flags]", shopAbout)
+	flags := config.BindFlags(fs)
+	fs.BoolVar(&o.dryRun, "dry-run", false, "list the items that would be shopped, then exit")
+	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	if err := parseFlags(fs, args, stderr, false); err != nil {
+		return o, err
+	}
+
+	load := loadOptions
+	load.Flags = flags
+	cfg, err := config.Load(load)
+	if err != nil {
+		return o, configFailure("shop", stderr, err)
+	}
+	need := config.NeedAll
+	if o.dryRun {
+		need = 0
+	}
+	if err := cfg.ValidateFor(need); err != nil {
+		return o, configFailure("shop", stderr, err)
+	}
+	o.cfg = cfg
+	return o, nil
+}

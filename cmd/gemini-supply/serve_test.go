@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+)
+
+const serveTestToken = "serve-cmd-token-7d3a"
+
+// serveEnv is the environment of a serve process pointed at the fake: the
+// demo store and the scripted model, so no secret or network is needed.
+func serveEnv(t *testing.T, f *fakeha.Server, token string, extra ...string) []string {
+	dir := t.TempDir()
+	env := []string{
+		"HOME=" + dir,
+		"PATH=" + os.Getenv("PATH"),
+		"GEMINI_SUPPLY_HOME_ASSISTANT_URL=" + f.URL(),
+		"GEMINI_SUPPLY_HOME_ASSISTANT_TOKEN=" + token,
+		"GEMINI_SUPPLY_STORE=demo",
+		"GEMINI_SUPPLY_GEMINI_MODEL=scripted",
+		"GEMINI_SUPPLY_DATA_DIR=" + filepath.Join(dir, "data"),
+		"GEMINI_SUPPLY_BROWSER_PROFILE_DIR=" + filepath.Join(dir, "profile"),
+	}
+	return append(env, extra...)
+}
+
+func setEnv(t *testing.T, env []string) {
+	for _, k := range []string{"SUPERVISOR_TOKEN", "GEMINI_SUPPLY_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func startFake(t *testing.T) *fakeha.Server {
+	f, err := fakeha.Start(fakeha.Options{Token: serveTestToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	f.AddTodoList("todo.shopping_list", "Shopping List", fakeha.ShoppingListFeatures)
+	return f
+}
+
+// TestServeHelperProcess is not a test: it is the serve process the
+// SIGTERM test starts (the test binary re-executed).
+func TestServeHelperProcess(t *testing.T) {
+	if os.Getenv("GEMINI_SUPPLY_SERVE_HELPER") != "1" {
+		t.Skip("helper process for TestServeExitsCleanlyOnSIGTERM")
+	}
+	os.Args = []string{"gemini-supply", "serve"}
+	main()
+}
+
+func TestServeExitsCleanlyOnSIGTERM(t *testing.T) {
+	f := startFake(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
+	cmd.Env = append(serveEnv(t, f, serveTestToken), "GEMINI_SUPPLY_SERVE_HELPER=1")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for f.Subscriptions("gemini_supply_start") != 1 {
+		select {
+		case err := <-exited:
+			t.Fatalf("serve exited early (%v):\n%s", err, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("serve did not subscribe to gemini_supply_start:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := io.WriteString(stdin, "bogus\n"); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(stderr.String(), "ignored stdin input") {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("stdin not read:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, stderr)
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("serve did not exit after SIGTERM:\n%s", stderr)
+	}
+	out := stderr.String()
+	for _, want := range []string{"connected to Home Assistant", "serving: waiting for triggers", "shutting down", "msg=stopped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, serveTestToken) {
+		t.Errorf("the token is in the log:\n%s", out)
+	}
+}
+
+func TestServeFailsClearly(t *testing.T) {
+	tests := []struct {
+		name  string
+		token string
+		extra []string
+		want  []string
+	}{
+		{"wrong token", "not-the-token", nil, []string{"auth_invalid", "/api/websocket", "home_assistant_token"}},
+		{"unknown todo entity", serveTestToken, []string{"GEMINI_SUPPLY_TODO_ENTITY=todo.groceries"}, []string{"todo.groceries", "todo.shopping_list", "todo_entity"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := startFake(t)
+			setEnv(t, serveEnv(t, f, tt.token, tt.extra...))
+			var stderr lockedBuffer
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			code := run(ctx, []string{"serve"}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr})
+			if code != 1 {
+				t.Fatalf("exit code %d, want 1:\n%s", code, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, stderr.String())
+				}
+			}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				t.Fatal("serve retried instead of failing")
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"reflect"
+	"time"
+)
+
+// Flags binds the common run flags onto a flag.FlagSet. After the set is
+// parsed, Apply (or Load with LoadOptions.Flags) copies only the flags given
+// on the command line onto a Config, so an unset flag never hides a value
+// from the file or the environment.
+type Flags struct {
+	fs         *flag.FlagSet
+	configPath string
+	shadow     Config
+	fieldOf    map[string]int // flag name → Config field index
+}
+
+// flagDef is one common flag.
+type flagDef struct {
+	name, field, usage string
+}
+
+// flagDefs are the flags BindFlags knows, in the order they are listed.
+var flagDefs = []flagDef{
+	{"shopping-list", "ShoppingList", "shopping list YAML `file` (shopping_list)"},
+	{"store", "Store", "store `name`: metro or demo (store)"},
+	{"model", "GeminiModel", "Gemini `model`, or \"scripted\" with store demo (gemini_model)"},
+	{"concurrency", "Concurrency", "items shopped at once, 1 to 8 (concurrency)"},
+	{"time-budget", "TimeBudget", "time allowed per item, e.g. 300s, 5m, 1h (time_budget)"},
+	{"max-turns", "MaxTurns", "model turns allowed per item (max_turns)"},
+	{"retry-tagged", "RetryTagged", "also shop items tagged #404 or #failed by an earlier run (retry_tagged)"},
+	{"headless", "BrowserHeadless", "run the browser without a window (browser_headless)"},
+	{"data-dir", "DataDir", "`dir`ectory for journals, preferences and the browser profile (data_dir)"},
+	{"log-level", "LogLevel", "log `level`: debug, info, warn, error (log_level)"},
+}
+
+// FlagNames lists the flags BindFlags can bind besides --config.
+func FlagNames() []string {
+	names := make([]string, len(flagDefs))
+	for i, d := range flagDefs {
+		names[i] = d.name
+	}
+	return names
+}
+
+// BindFlags defines --config and the named common flags (all of them when
+// names is empty) on fs. The defaults shown in -h are the built-in defaults.
+// It panics on a name it does not know (a programming error).
+func BindFlags(fs *flag.FlagSet, names ...string) *Flags {
+	f := &Flags{fs: fs, fieldOf: map[string]int{}}
+	f.shadow = defaults("~", false, func(string) string { return "" })
+	fs.StringVar(&f.configPath, "config", "", "config `file` (YAML or JSON; default ~/.config/gemini-supply/config.yaml)")
+
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	known := map[string]bool{}
+	for _, d := range flagDefs {
+		known[d.name] = true
+		if len(names) > 0 && !want[d.name] {
+			continue
+		}
+		fi, ok := fieldFor(d.field)
+		if !ok {
+			panic("config: flag " + d.name + " names unknown field " + d.field)
+		}
+		p := reflect.ValueOf(&f.shadow).Elem().Field(fi.index).Addr().Interface()
+		switch p := p.(type) {
+		case *string:
+			fs.StringVar(p, d.name, *p, d.usage)
+		case *int:
+			fs.IntVar(p, d.name, *p, d.usage)
+		case *bool:
+			fs.BoolVar(p, d.name, *p, d.usage)
+		case *time.Duration:
+			fs.DurationVar(p, d.name, *p, d.usage)
+		default:
+			panic(fmt.Sprintf("config: flag %s: unsupported type %T", d.name, p))
+		}
+		f.fieldOf[d.name] = fi.index
+	}
+	for n := range want {
+		if !known[n] {
+			panic("config: unknown flag name " + n)
+		}
+	}
+	return f
+}
+
+// ConfigPath is the --config value ("" when not given).
+func (f *Flags) ConfigPath() string { return f.configPath }
+
+// Apply copies the flags set on the command line onto c.
+func (f *Flags) Apply(c *Config) {
+	dst := reflect.ValueOf(c).Elem()
+	src := reflect.ValueOf(&f.shadow).Elem()
+	f.fs.Visit(func(fl *flag.Flag) {
+		if i, ok := f.fieldOf[fl.Name]; ok {
+			dst.Field(i).Set(src.Field(i))
+		}
+	})
+}
