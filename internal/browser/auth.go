@@ -199,7 +199,11 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 			return err == nil && strings.EqualFold(u.Hostname(), want)
 		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateDomcontentloaded})
 		if err != nil && !isTargetClosed(err) {
-			return false, fmt.Errorf("the page did not reach %s (it is on %s)", s.Host, redactURL(page.URL()))
+			hint := ""
+			if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) {
+				hint = "; it is still on the identity site: wrong username or password, or a challenge — check metro_username/metro_password, or run `gemini-supply login --headful` to sign in by hand"
+			}
+			return false, fmt.Errorf("the page did not reach %s (it is on %s)%s", s.Host, redactURL(page.URL()), hint)
 		}
 		return false, err
 	case store.StepWaitForSelector:

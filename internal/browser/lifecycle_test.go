@@ -201,6 +201,9 @@ func TestLoginSessionLifecycle(t *testing.T) {
 		}
 	})
 	all := logs.String()
+	if testing.Verbose() {
+		t.Log(all)
+	}
 	if strings.Contains(all, password) || strings.Contains(all, "Wrong-") {
 		t.Fatal("a password appeared in the logs")
 	}

@@ -557,7 +557,11 @@ func (c *Client) Do(ctx context.Context, msgType string, fields map[string]any, 
 			}
 			return nil, fmt.Errorf("%s: %w", msgType, ErrOutcomeUnknown)
 		case err != nil:
-			return nil, err
+			var haErr *Error
+			if errors.As(err, &haErr) || errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: %w", msgType, err)
 		}
 		return res, nil
 	}

@@ -191,7 +191,7 @@ func Demo() Profile {
 			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, What: "enter the email address"},
 			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, What: "enter the password"},
 			{Kind: StepPress, Key: "Enter", What: "submit the sign-in form"},
-			{Kind: StepWaitForHost, Host: "www.metro.ca", What: "return to the store"},
+			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: 5 * time.Second, What: "return to the store"},
 			{Kind: StepWaitForAuthMarker, Timeout: 5 * time.Second, What: "see the signed-in marker"},
 		},
 		BannerText:        DefaultBannerText,
