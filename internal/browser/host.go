@@ -65,12 +65,17 @@ const (
 )
 
 // LaunchArgs are the Chromium flags every launched browser gets (DESIGN.md
-// §5), plus smooth scrolling off (scrolls land at once) and WebRTC kept
-// from bypassing the policy proxy.
+// §5), plus: smooth scrolling off (scrolls land at once), WebRTC kept from
+// bypassing the policy proxy, and Chromium's own calls home (autofill,
+// safe browsing, sign-in, translate) off so they neither leak nor clutter
+// the blocked-host log.
 var LaunchArgs = []string{
 	"--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
 	"--disable-smooth-scrolling", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	"--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
+	"--safebrowsing-disable-auto-update", "--disable-breakpad",
+	"--disable-features=AutofillServerCommunication,OptimizationHints,Translate,MediaRouter,SafeBrowsing,ChromeSigninIntercept,SigninInterceptBubble,AccountConsistency,DialMediaRouteProvider",
 }
 
 // Options configure a Host. Zero values take the defaults above.

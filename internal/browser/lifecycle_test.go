@@ -94,6 +94,7 @@ func TestLoginSessionLifecycle(t *testing.T) {
 	o := baseOptions(t, store.Demo(), dir, s.HostResolverRules(), logs)
 	o.Username, o.Password = username, config.Secret(password)
 	o.SkipAuthCheck = false
+	o.AuthWait = time.Second
 	ctx := testCtx(t)
 
 	h := launch(t, o)

@@ -366,7 +366,7 @@ func (c *Client) reconnect() (*session, bool) {
 		if c.ctx.Err() != nil {
 			return nil, false
 		}
-		c.log.Warn("reconnect to Home Assistant failed", "url", c.wsURL, "attempt", attempt, "retry_in", c.backoff(attempt+1), "error", err)
+		c.log.Warn("reconnect to Home Assistant failed; retrying with backoff", "url", c.wsURL, "attempt", attempt, "error", err)
 	}
 }
 

@@ -183,7 +183,7 @@ func Demo() Profile {
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
 			{Kind: StepGoto, What: "open the store"},
-			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: 3 * time.Second, What: "accept the cookie banner"},
+			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: time.Second, What: "accept the cookie banner"},
 			{Kind: StepDoneIfAuthenticated, Timeout: time.Second, What: "check for an existing session"},
 			{Kind: StepClick, Selector: "#sign-in-button", What: "open the login panel"},
 			{Kind: StepClick, Selector: "#login-panel-sign-in", What: "follow the panel's sign-in link"},
