@@ -13,9 +13,11 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/mqtt"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/serve"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
+	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 var serveCommand = command{
@@ -28,6 +30,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(s.err)
 	flags := config.BindFlags(fs)
+	mqttCleanup := fs.Bool("mqtt-cleanup", false, "delete the MQTT discovery entities from Home Assistant and serve without MQTT (mqtt_cleanup)")
 	fs.Usage = func() {
 		fmt.Fprintln(s.err, "Usage: gemini-supply serve [flags]")
 		fmt.Fprintln(s.err, "\nWaits for triggers (Home Assistant event gemini_supply_start, stdin commands, MQTT button)")
@@ -47,6 +50,9 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return 2
 	}
 	cfg, err := config.Load(config.LoadOptions{Flags: flags})
+	if *mqttCleanup {
+		cfg.MQTTCleanup = true
+	}
 	if err == nil {
 		err = cfg.Validate()
 	}
@@ -104,11 +110,11 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	}
 	opts.Sources = append(opts.Sources, serve.NewStdinSource(in, logger))
 
-	cleanup, err := serveWireExtras(ctx, cfg, logger, &deps, &opts)
+	closeTelegram, err := serveWireTelegram(ctx, cfg, logger, &deps)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer closeTelegram()
 
 	runner, err := app.NewRunner(cfg, deps)
 	if err != nil {
@@ -122,24 +128,102 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		}
 	}()
 	opts.Runner = runner
-	return serve.Run(ctx, opts)
+	srv, err := serve.New(opts)
+	if err != nil {
+		return err
+	}
+	stopMQTT := serveWireMQTT(ctx, cfg, logger, bus, srv)
+	defer stopMQTT()
+	return srv.Run(ctx)
 }
 
-// serveWireExtras is where MQTT (discovery entities, status, the start
-// button) and Telegram (choice resolver, safety confirmations, summary)
-// join serve. WIRING (lead): add to deps (Resolver, Confirmer, Notifiers)
-// and opts (Sources, Subscribers, OnBusy); the returned cleanup runs after
-// serve stopped.
-func serveWireExtras(_ context.Context, _ config.Config, _ *slog.Logger, _ *app.Deps, _ *serve.Options) (cleanup func(), err error) {
-	return func() {}, nil
+// serveWireTelegram adds the Telegram bot, when configured, as the choice
+// resolver, the safety confirmer and the session notices. An unreachable
+// Telegram degrades (the bot says so in the log) instead of stopping serve.
+// The returned func flushes the notices and stops the bot.
+func serveWireTelegram(ctx context.Context, cfg config.Config, logger *slog.Logger, deps *app.Deps) (func(), error) {
+	bot, err := telegram.New(ctx, telegram.OptionsFromConfig(cfg, logger))
+	if errors.Is(err, telegram.ErrNotConfigured) {
+		logger.Info("Telegram is not configured: ambiguous items are reported not found, safety confirmations are denied")
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start Telegram: %w", err)
+	}
+	deps.Resolver = bot
+	deps.Confirmer = bot
+	bot.Follow(ctx, deps.Bus)
+	return func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := bot.Close(cctx); err != nil {
+			logger.Warn("closing Telegram", "error", err)
+		}
+	}, nil
+}
+
+// serveWireMQTT connects MQTT in the background (a broker that is down must
+// not hold up the rest of serve) and, once connected, publishes the
+// discovery entities, follows the run's events and routes button presses to
+// starter. With mqtt_cleanup it deletes the entities instead. No broker
+// configured or offered by the Supervisor: serve runs without MQTT. The
+// returned func stops it all and waits.
+func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, starter mqtt.Starter) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		broker, err := mqtt.ResolveBroker(ctx, cfg, nil)
+		if errors.Is(err, mqtt.ErrNoBroker) {
+			logger.Info("MQTT is not available: no dashboard button or sensors", "reason", err)
+			return
+		}
+		if err != nil {
+			logger.Warn("MQTT is not available: no dashboard button or sensors", "error", err)
+			return
+		}
+		opts := mqtt.Options{
+			Broker: broker, DiscoveryPrefix: cfg.MQTTDiscoveryPrefix, SWVersion: version,
+			Starter: starter, Logger: logger,
+		}
+		if cfg.MQTTCleanup {
+			if err := mqtt.Cleanup(ctx, opts); err != nil {
+				logger.Warn("removing the MQTT entities", "error", err)
+				return
+			}
+			logger.Info("removed the MQTT entities from Home Assistant; serving without MQTT")
+			return
+		}
+		client, err := mqtt.Connect(ctx, opts)
+		if err != nil {
+			if ctx.Err() == nil {
+				logger.Warn("MQTT connection failed: no dashboard button or sensors", "error", err)
+			}
+			return
+		}
+		stop := client.Follow(ctx, bus)
+		<-ctx.Done()
+		stop()
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer ccancel()
+		if err := client.Close(cctx); err != nil {
+			logger.Warn("closing MQTT", "error", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // The shop package's interfaces the Home Assistant side satisfies.
 var (
-	_ shop.Notifier = (*homeassistant.Notifier)(nil)
-	_ serve.Source  = (*homeassistant.EventTrigger)(nil)
-	_ serve.Source  = (*serve.StdinSource)(nil)
-	_ serve.Runner  = (*app.Runner)(nil)
+	_ shop.Notifier       = (*homeassistant.Notifier)(nil)
+	_ serve.Source        = (*homeassistant.EventTrigger)(nil)
+	_ serve.Source        = (*serve.StdinSource)(nil)
+	_ serve.Runner        = (*app.Runner)(nil)
+	_ mqtt.Starter        = (*serve.Server)(nil)
+	_ shop.ChoiceResolver = (*telegram.Bot)(nil)
 )
 
 // serveDialHomeAssistant connects to Home Assistant when it is configured
