@@ -1,7 +1,64 @@
 package main
 
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/gemini-supply/gemini-supply/internal/app"
+	"github.com/gemini-supply/gemini-supply/internal/config"
+)
+
 var demoCommand = command{
 	name:    "demo",
 	summary: "shop an example list in the embedded demo store (offline)",
-	run:     notBuilt("demo"),
+	run:     runDemo,
+}
+
+const demoAbout = `Runs the real shopping run offline: an example shopping list (copied to a
+new temporary directory) is shopped in the embedded demo store — a local
+imitation of metro.ca — by the scripted model behind a local Gemini API
+server, in a real headless Chromium. It is 'gemini-supply shop --store demo
+--model scripted' on that copy. No account, no API key, no network.
+
+The run shows every outcome: items added, one the store does not sell (not
+found), one sold out (a question in Telegram when Telegram is configured,
+otherwise not found) and a duplicate. The summary and the cart review are
+printed; the updated list and the run journal stay in the directory named
+at the end.`
+
+func runDemo(ctx context.Context, args []string, s stdio) int {
+	fs := newFlagSet("demo", "[flags]", demoAbout)
+	concurrency := fs.Int("concurrency", app.DefaultDemoConcurrency, "tabs shopping at once")
+	jsonOut := fs.Bool("json", false, "print the result as JSON on stdout")
+	if err := parseFlags(fs, args, s.err, false); err != nil {
+		return exitCode(err)
+	}
+	if *concurrency < 1 || *concurrency > 8 {
+		return exitCode(usageFailure("demo", s.err, fmt.Errorf("--concurrency %d is not between 1 and 8", *concurrency)))
+	}
+	// The user's settings still apply where they make sense (browser
+	// executable, Telegram, log level); the store, model and list are the demo's.
+	cfg, err := config.Load(loadOptions)
+	if err != nil {
+		return exitCode(configFailure("demo", s.err, err))
+	}
+	dir, err := os.MkdirTemp("", "gemini-supply-demo-")
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply demo: create a directory for the demo: %v\n", err)
+		return 1
+	}
+	cfg.Concurrency = *concurrency
+	if cfg, err = app.DemoConfig(cfg, dir); err != nil {
+		fmt.Fprintf(s.err, "gemini-supply demo: %v\n", err)
+		return 1
+	}
+	if err := cfg.ValidateFor(config.NeedAll); err != nil {
+		return exitCode(configFailure("demo", s.err, err))
+	}
+	code := shopRun(ctx, "demo", cfg, *jsonOut, s)
+	if !*jsonOut {
+		fmt.Fprintf(s.out, "\nThe demo's shopping list (updated by the run) and its journal are in %s\n", dir)
+	}
+	return code
 }

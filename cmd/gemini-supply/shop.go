@@ -5,10 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
+	"github.com/gemini-supply/gemini-supply/internal/app"
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 var shopCommand = command{
@@ -25,8 +34,96 @@ func runShop(ctx context.Context, args []string, s stdio) int {
 	if o.dryRun {
 		return dryRun(ctx, o, s)
 	}
-	fmt.Fprintln(s.err, "gemini-supply shop: the shopping run is not built yet; 'gemini-supply shop --dry-run' shows what it would shop")
-	return 1
+	return shopRun(ctx, "shop", o.cfg, o.json, s)
+}
+
+// shopRun is `shop` and `demo`: one run through app.Runner, a live line per
+// item (and a progress bar on a terminal), then the summary and the review
+// (or, with jsonOut, the result as JSON on stdout). Exit 0 when the run
+// finished, whatever the items' outcomes; 1 when it could not run or was
+// stopped.
+func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s stdio) int {
+	errW := &syncWriter{w: s.err} // shared by the logger and, with --json, the live lines
+	var live io.Writer = s.out
+	if jsonOut {
+		live = errW // stdout carries only the JSON
+	}
+	tty := false
+	if f, ok := s.out.(*os.File); ok && !jsonOut {
+		tty = shop.IsTTY(f)
+	}
+	level := cfg.SlogLevel()
+	if (tty || cmd == "demo") && level == slog.LevelInfo {
+		level = slog.LevelWarn // the live lines tell the same story
+	}
+	logger := slog.New(slog.NewTextHandler(errW, &slog.HandlerOptions{Level: level}))
+
+	bus := &runstatus.Bus{}
+	deps := app.Deps{Bus: bus, Logger: logger}
+	if cfg.TelegramBotToken.IsSet() && cfg.TelegramChatID != 0 {
+		bot, err := telegram.New(ctx, telegram.OptionsFromConfig(cfg, logger))
+		if err != nil {
+			fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+			return 1
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = bot.Close(cctx)
+		}()
+		if bot.Available() {
+			deps.Resolver, deps.Confirmer = bot, bot
+			bot.Follow(ctx, bus) // notices and the summary
+		}
+	}
+	runner, err := app.NewRunner(cfg, deps)
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := runner.Close(cctx); err != nil {
+			logger.Warn("closing the run machinery", "err", err)
+		}
+	}()
+
+	sub := bus.Subscribe(1024)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		shop.NewTerminal(live, tty).Follow(context.WithoutCancel(ctx), sub)
+	}()
+	res, err := runner.Shop(ctx, runstatus.Request{Source: "terminal", RetryTagged: cfg.RetryTagged, Concurrency: cfg.Concurrency})
+	sub.Close()
+	<-followed
+
+	if jsonOut {
+		if werr := shop.PrintJSON(s.out, res); werr != nil {
+			fmt.Fprintf(s.err, "gemini-supply %s: write the result: %v\n", cmd, werr)
+			return 1
+		}
+	} else if res.Summary.RunID != "" { // the run began: it has a summary
+		shop.PrintResult(s.out, res)
+	}
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// syncWriter serialises writes to one stream from several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }
 
 // dryRun prints what a run would shop and what it would skip, without

@@ -125,7 +125,6 @@ var notOptions = map[string]string{
 	"viewport_height":              "the planner and prompts are tuned for the default",
 	"data_dir":                     "fixed: /data in the add-on",
 	"shopping_list":                "the add-on shops the Home Assistant to-do list (todo_entity)",
-	"trace_dir":                    "fixed under /config/traces in the add-on",
 	"telegram_api_endpoint":        "developer setting: points the bot at a fake",
 	"home_assistant_url":           "the add-on reaches Home Assistant through the Supervisor",
 	"home_assistant_token":         "the add-on uses SUPERVISOR_TOKEN",
@@ -305,5 +304,21 @@ func TestIconAndLogo(t *testing.T) {
 	h := int(icon[20])<<24 | int(icon[21])<<16 | int(icon[22])<<8 | int(icon[23])
 	if w != 128 || h != 128 {
 		t.Errorf("icon.png is %dx%d, want 128x128", w, h)
+	}
+}
+
+// The Supervisor only accepts a git repository as an add-on repository when
+// it has repository.yaml (or .json) with a name at its root.
+func TestRepositoryFile(t *testing.T) {
+	var r struct {
+		Name string `yaml:"name"`
+		URL  string `yaml:"url"`
+	}
+	decodeYAML(t, "repository.yaml", &r)
+	if r.Name == "" {
+		t.Error("repository.yaml needs a name")
+	}
+	if m := loadManifest(t); r.URL != m.URL {
+		t.Errorf("repository.yaml url %q differs from config.yaml url %q", r.URL, m.URL)
 	}
 }

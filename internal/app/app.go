@@ -27,6 +27,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
+	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/preferences"
 	"github.com/gemini-supply/gemini-supply/internal/report"
@@ -35,6 +36,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/store"
+	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 // Deps are a run's collaborators that do not come from the configuration
@@ -78,9 +80,17 @@ type ScriptedOptions struct {
 	KeepRequests bool
 }
 
-// ScriptedAPIKey is not a secret: it is the key the in-process fake Gemini
-// server accepts for --model scripted.
+// scriptedAPIKeyPrefix starts the random key of the in-process fake Gemini
+// server of --model scripted (not a secret: it guards a loopback port).
 const scriptedAPIKeyPrefix = "scripted-"
+
+// The integrations satisfy the interfaces a run consumes.
+var (
+	_ shop.ChoiceResolver = (*telegram.Bot)(nil)
+	_ agent.Confirmer     = (*telegram.Bot)(nil)
+	_ shop.Notifier       = (*homeassistant.Notifier)(nil)
+	_ shop.Preferences    = prefsAdapter{}
+)
 
 // Runner runs shopping runs, one at a time, from one configuration. It
 // implements serve's Runner (Run) and gives the CLI the full result (Shop).
@@ -157,13 +167,13 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 
 	env, err := r.environment(ctx)
 	if err != nil {
-		return shop.Result{State: runstatus.StateFailed, Error: err.Error()}, err
+		return r.cannotRun(err)
 	}
 	provider := r.deps.Provider
 	if provider == nil {
 		p, err := OpenList(r.cfg.ShoppingList, r.base)
 		if err != nil {
-			return shop.Result{State: runstatus.StateFailed, Error: err.Error()}, err
+			return r.cannotRun(err)
 		}
 		provider = p
 	}
@@ -190,6 +200,10 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 	if r.cfg.DataDir != "" {
 		journalDir = shop.JournalDir(r.cfg.DataDir)
 	}
+	inPrice, outPrice := r.cfg.GeminiInputPricePerMTok, r.cfg.GeminiOutputPricePerMTok
+	if env.fake != nil {
+		inPrice, outPrice = 0, 0 // the scripted model costs nothing
+	}
 	source := req.Source
 	if source == "" {
 		source = "terminal"
@@ -207,8 +221,8 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 			Limiter:            limiter,
 			TraceDir:           r.cfg.TraceDir,
 			Logger:             r.base,
-			InputPricePerMTok:  r.cfg.GeminiInputPricePerMTok,
-			OutputPricePerMTok: r.cfg.GeminiOutputPricePerMTok,
+			InputPricePerMTok:  inPrice,
+			OutputPricePerMTok: outPrice,
 			Backoff:            r.deps.ModelBackoff,
 		},
 		RunAgent:    r.deps.RunAgent,
@@ -227,6 +241,19 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Logger:      r.base,
 	}
 	return shop.Run(ctx, scfg)
+}
+
+// cannotRun reports a run that failed before it began: subscribers (MQTT
+// status, HA events) see it fail like any other run.
+func (r *Runner) cannotRun(err error) (shop.Result, error) {
+	r.log.Error("the shopping run cannot start", "err", err)
+	if r.deps.Bus != nil {
+		now := time.Now()
+		sum := report.Summary{StartedAt: now, FinishedAt: now, Items: []report.ItemResult{}, Warnings: []string{"The shopping run could not start: " + err.Error()}}
+		r.deps.Bus.Publish(runstatus.Event{Time: now, Kind: runstatus.KindStateChanged, State: runstatus.StateFailed, Message: err.Error()})
+		r.deps.Bus.Publish(runstatus.Event{Time: now, Kind: runstatus.KindRunFinished, State: runstatus.StateFailed, Message: err.Error(), Summary: &sum})
+	}
+	return shop.Result{State: runstatus.StateFailed, Error: err.Error()}, err
 }
 
 // FakeGemini is the in-process model server of --model scripted, once a

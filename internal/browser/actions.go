@@ -56,6 +56,15 @@ func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
 		} else {
 			o.Type = playwright.ScreenshotTypePng
 		}
+		if t.g.keeperSess == nil {
+			// Tabs share one window (no CDP to open windows): only the
+			// front tab paints, so take turns in front.
+			t.h.shotMu.Lock()
+			defer t.h.shotMu.Unlock()
+			if err := t.page.BringToFront(); err != nil {
+				return err
+			}
+		}
 		b, err := t.page.Screenshot(o)
 		out = b
 		return err

@@ -92,6 +92,12 @@ func (h *Host) login(ctx context.Context) error {
 	if len(p.LoginSteps) == 0 {
 		return fmt.Errorf("browser: the %s store profile has no login steps", p.Name)
 	}
+	for _, st := range p.LoginSteps {
+		if st.Kind == store.StepFill && ((st.Value == store.CredentialUsername && h.opts.Username == "") ||
+			(st.Value == store.CredentialPassword && !h.opts.Password.IsSet())) {
+			return ErrNoCredentials
+		}
+	}
 	g, err := h.current(ctx)
 	if err != nil {
 		return err

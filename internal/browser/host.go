@@ -14,8 +14,13 @@
 // to blocked paths; a redirect guard (a CDP session per tab) stops
 // redirects that lead to either; and, for a launched browser, all traffic
 // goes through a local proxy that refuses connections to hosts outside the
-// allowlist. New tabs opened by a page are closed and their address loaded
-// in the opener if the policy allows it.
+// allowlist. Pages cannot open new tabs: an init script turns links,
+// forms and window.open aimed at a new tab into navigations of the same
+// tab (which then meet the policy), and a new tab that appears anyway is
+// closed and its address loaded in the opener if the policy allows it.
+//
+// Each tab is a window of its own (headless Chromium only paints the front
+// tab of a window), with a status banner naming the item it shops for.
 //
 // If the browser crashes or disconnects, calls in flight return
 // ErrBrowserGone and the Host relaunches it once; the caller retries on a
@@ -75,7 +80,16 @@ var LaunchArgs = []string{
 	"--disable-smooth-scrolling", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 	"--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
 	"--safebrowsing-disable-auto-update", "--disable-breakpad",
-	"--disable-features=AutofillServerCommunication,OptimizationHints,Translate,MediaRouter,SafeBrowsing,ChromeSigninIntercept,SigninInterceptBubble,AccountConsistency,DialMediaRouteProvider",
+	// Chromium keeps only the last --disable-features: this list repeats
+	// Playwright 1.52's own and adds ours.
+	"--disable-features=" + strings.Join([]string{
+		"AcceptCHFrame", "AutoExpandDetailsElement", "AvoidUnnecessaryBeforeUnloadCheckSync",
+		"CertificateTransparencyComponentUpdater", "DeferRendererTasksAfterInput", "DestroyProfileOnBrowserClose",
+		"DialMediaRouteProvider", "ExtensionManifestV2Disabled", "GlobalMediaControls", "HttpsUpgrades",
+		"ImprovedCookieControls", "LazyFrameLoading", "LensOverlay", "MediaRouter", "PaintHolding",
+		"ThirdPartyStoragePartitioning", "Translate",
+		"AutofillServerCommunication", "OptimizationHints", "SafeBrowsing", "ChromeSigninIntercept", "AccountConsistency",
+	}, ","),
 }
 
 // Options configure a Host. Zero values take the defaults above.
@@ -242,6 +256,7 @@ type Host struct {
 	awaitPage   chan playwright.Page // receives the next opener-less page (openPage)
 	genSeq      int
 	newPageMu   sync.Mutex // serialises openPage
+	shotMu      sync.Mutex // serialises screenshots when tabs share a window
 }
 
 // generation is one launch of the browser.
@@ -796,6 +811,12 @@ func (h *Host) current(ctx context.Context) (*generation, error) {
 		}
 		return g, nil
 	}
+}
+
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
 }
 
 // Relaunches counts how many times the browser was relaunched after a

@@ -181,6 +181,12 @@ func TestLoginSessionLifecycle(t *testing.T) {
 		o3 := o
 		o3.ProfileDir = t.TempDir()
 		o3.Password = config.Secret(wrong)
+		o3.Store.LoginSteps = slices.Clone(o3.Store.LoginSteps)
+		for i, st := range o3.Store.LoginSteps {
+			if st.Kind == store.StepWaitForHost && st.Host == "www.metro.ca" {
+				o3.Store.LoginSteps[i].Timeout = time.Second
+			}
+		}
 		h3 := launch(t, o3)
 		defer closeHost(t, h3)
 		err := h3.Login(ctx)
@@ -348,7 +354,34 @@ func TestCloseIsBoundedAndIdempotent(t *testing.T) {
 	if _, err := h.NewTab(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("NewTab after Close: %v, want ErrClosed", err)
 	}
-	if err := tab.Click(ctx, screen.Point{X: 1, Y: 1}, screen.ButtonLeft, 1); !errors.Is(err, ErrBrowserGone) && !errors.Is(err, ErrClosed) {
+	if err := tab.Click(ctx, screen.Point{X: 1, Y: 1}, screen.ButtonLeft, 1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a tab after Close: %v", err)
+	}
+}
+
+func TestLoginOnceFromConfig(t *testing.T) {
+	if _, err := OptionsFromConfig(config.Config{Store: "walmart"}, nil); err == nil || !strings.Contains(err.Error(), "demo, metro") {
+		t.Fatalf("OptionsFromConfig with an unknown store: %v", err)
+	}
+	requireBrowser(t)
+	s, err := demostore.Start(context.Background(), demostore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	user, pass := s.Credentials()
+	cfg := config.Config{
+		Store: "demo", BrowserExecutable: os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), BrowserProfileDir: t.TempDir(),
+		BrowserHeadless: true, ViewportWidth: 1440, ViewportHeight: 900, MetroUsername: user, MetroPassword: config.Secret(pass),
+	}
+	opts, err := OptionsFromConfig(cfg, nil)
+	mustDo(t, "options", err)
+	if opts.Store.Name != "demo" || opts.Width != 1440 || opts.Height != 900 || opts.Password.Reveal() != pass || opts.ProfileDir != cfg.BrowserProfileDir {
+		t.Fatalf("options %+v do not follow the config", opts)
+	}
+	opts.ExtraArgs = []string{"--host-resolver-rules=" + s.HostResolverRules()}
+	mustDo(t, "LoginOnce", LoginOnce(testCtx(t), opts))
+	if !s.State().LoggedIn {
+		t.Fatal("the demo store saw no sign-in")
 	}
 }

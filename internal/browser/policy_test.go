@@ -314,4 +314,3 @@ func (s *pageState) peekNotices() []string {
 	defer s.mu.Unlock()
 	return slices.Clone(s.notices)
 }
-

@@ -177,7 +177,7 @@ func (c call) ms() *float64 {
 // back wrapped: ErrBrowserGone when the browser or the tab's renderer went
 // away, ErrClosed after Close, a *BlockedError when the policy stopped it.
 func (t *Tab) act(ctx context.Context, action string, settle bool, fn func(c call) error) error {
-	if t.closed.Load() {
+	if t.closed.Load() || t.h.isClosed() {
 		return fmt.Errorf("%s: %w", action, ErrClosed)
 	}
 	if t.g.isGone() {

@@ -137,7 +137,7 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 				continue
 			}
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || r.browserDead() != nil {
 			it.interrupted()
 			return
 		}
@@ -183,6 +183,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 	}()
 
 	tab, err := r.host.NewTab(ctx)
+	r.noteNewTab(err)
 	if err != nil {
 		out.tabErr = fmt.Errorf("open a browser tab: %w", err)
 		a.Reason, a.Error = "browser_error", out.tabErr.Error()

@@ -80,6 +80,10 @@ type run struct {
 
 	startMu   sync.Mutex
 	nextStart time.Time
+
+	tabMu    sync.Mutex
+	tabsGone int   // NewTab failures with ErrBrowserGone in a row
+	dead     error // set when the browser is gone for good
 }
 
 func newRun(cfg Config) (*run, error) {
@@ -251,6 +255,9 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	if ctx.Err() != nil {
 		return r.finish(ctx, pl, nil, res, true)
 	}
+	if err := r.browserDead(); err != nil {
+		return r.fail(ctx, &pl, fmt.Errorf("the browser died and could not be started again (the items not shopped were left on the list): %w", err))
+	}
 
 	r.setState(runstatus.StateReviewing, "")
 	rev := r.review(ctx, before)
@@ -338,14 +345,16 @@ func (r *run) shopAll(ctx context.Context, pl plan) {
 			}
 			t.Stop()
 		}
+		acquired := false
 		select {
 		case sem <- struct{}{}:
+			acquired = true
 		case <-ctx.Done():
 		}
-		if ctx.Err() != nil {
+		if !acquired {
 			break
 		}
-		if err := r.waitStagger(ctx); err != nil {
+		if ctx.Err() != nil || r.browserDead() != nil || r.waitStagger(ctx) != nil {
 			<-sem
 			break
 		}
@@ -360,6 +369,31 @@ func (r *run) shopAll(ctx context.Context, pl plan) {
 		}()
 	}
 	wg.Wait()
+}
+
+// noteNewTab tracks whether tabs can still be opened: two failures in a row
+// with ErrBrowserGone (the Host relaunches once between them) mean the
+// browser is gone for good.
+func (r *run) noteNewTab(err error) {
+	r.tabMu.Lock()
+	defer r.tabMu.Unlock()
+	switch {
+	case err == nil:
+		r.tabsGone = 0
+	case errors.Is(err, browser.ErrBrowserGone):
+		r.tabsGone++
+		if r.tabsGone >= 2 && r.dead == nil {
+			r.dead = err
+			r.log.Error("the browser is gone and could not be relaunched; no new items start", "err", err)
+		}
+	}
+}
+
+// browserDead is the error that ended the browser for good, or nil.
+func (r *run) browserDead() error {
+	r.tabMu.Lock()
+	defer r.tabMu.Unlock()
+	return r.dead
 }
 
 // waitStagger spaces agent starts by Stagger.

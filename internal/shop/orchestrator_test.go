@@ -691,3 +691,35 @@ func TestWarmUp(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserGoneForGood: when tabs cannot be opened even after the
+// relaunch, the run stops starting items, leaves them on the list and fails.
+func TestBrowserGoneForGood(t *testing.T) {
+	p := newFakeProvider("a", "b", "c")
+	gone := fmt.Errorf("opening a tab: %w: relaunching failed", browser.ErrBrowserGone)
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"a": added("A", "$1"), "b": added("B", "$1"), "c": added("C", "$1")})
+	cfg := baseConfig(t, p, h, a)
+	ready := false
+	cfg.LaunchHost = func(context.Context) (Host, error) { return h, nil }
+	cfg.RunAgent = func(ctx context.Context, c agent.Config, goal string, comp agent.Computer, tools []agent.Tool) agent.Result {
+		res := a.run(ctx, c, goal, comp, tools)
+		if !ready { // the browser dies for good after the first item
+			ready = true
+			h.mu.Lock()
+			h.newTabErrs = []error{gone, gone, gone, gone, gone, gone}
+			h.mu.Unlock()
+		}
+		return res
+	}
+	res, err := Run(context.Background(), cfg)
+	if err == nil || res.State != runstatus.StateFailed || !strings.Contains(err.Error(), "browser died") {
+		t.Fatalf("err %v state %s", err, res.State)
+	}
+	if got := p.outcomes(); fmt.Sprint(got) != "map[id1:added]" {
+		t.Errorf("list = %v: items the dead browser could not shop must stay open", got)
+	}
+	if a.attemptsFor("c") != 0 {
+		t.Error("an item was started after the browser was gone for good")
+	}
+}

@@ -101,7 +101,13 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 	case runstatus.KindRunFinished:
 		t.clearBarLocked()
 		p := ev.Progress
-		t.line(fmt.Sprintf("Done: %d added, %d not found, %d failed of %d.", p.Added, p.NotFound, p.Failed, p.Total))
+		switch ev.State {
+		case runstatus.StateFailed: // said by the state change
+		case runstatus.StateCancelled:
+			t.line(fmt.Sprintf("Stopped after %d of %d: %d added, %d not found, %d failed.", p.Done, p.Total, p.Added, p.NotFound, p.Failed))
+		default:
+			t.line(fmt.Sprintf("Done: %d added, %d not found, %d failed of %d.", p.Added, p.NotFound, p.Failed, p.Total))
+		}
 		return
 	}
 	t.drawBarLocked()
