@@ -1,0 +1,247 @@
+package addon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+)
+
+// lockedBuffer collects a child process's output safely.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, logs func() string) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; add-on log:\n%s", what, logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startMosquitto runs a real broker on a free loopback port until the test ends.
+func startMosquitto(t *testing.T) int {
+	t.Helper()
+	bin := os.Getenv("GEMINI_SUPPLY_TEST_MOSQUITTO")
+	if bin == "" {
+		t.Fatal("GEMINI_SUPPLY_TEST_MOSQUITTO is not set: run make test (scripts/setup.sh installs mosquitto)")
+	}
+	port := freePort(t)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	body := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-c", conf)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start mosquitto: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitFor(t, "mosquitto to accept connections", 10*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, out.String)
+	return port
+}
+
+// buildBinary builds cmd/gemini-supply into a temp dir.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gemini-supply")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gemini-supply")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestAddonSmoke runs the binary the way the add-on's s6 service does:
+// `serve` with add-on options, SUPERVISOR_TOKEN, Home Assistant behind the
+// Supervisor and the MQTT broker offered by the Supervisor. It must connect,
+// publish its discovery entities and availability, and stop on SIGTERM.
+func TestAddonSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts mosquitto and the binary")
+	}
+	const supervisorToken = "smoke-supervisor-token"
+	port := startMosquitto(t)
+	ha, err := fakeha.Start(fakeha.Options{
+		SupervisorToken: supervisorToken,
+		MQTT:            &fakeha.MQTTService{Host: "127.0.0.1", Port: port, Protocol: "3.1.1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ha.Close()
+	ha.AddTodoList("todo.shopping_list", "Shopping List", 0)
+
+	// A broker client that records retained discovery and availability.
+	seen := map[string][]byte{}
+	var mu sync.Mutex
+	watcher := paho.NewClient(paho.NewClientOptions().
+		AddBroker("tcp://127.0.0.1:" + strconv.Itoa(port)).SetClientID("smoke-watcher"))
+	if tok := watcher.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("watcher connect: %v", tok.Error())
+	}
+	defer watcher.Disconnect(100)
+	if tok := watcher.Subscribe("#", 1, func(_ paho.Client, m paho.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[m.Topic()] = append([]byte(nil), m.Payload()...)
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("watcher subscribe: %v", tok.Error())
+	}
+	topic := func(pred func(topic string, payload []byte) bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for k, v := range seen {
+			if pred(k, v) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// The add-on's options, as the Supervisor writes /data/options.json.
+	dir := t.TempDir()
+	options := map[string]any{
+		"gemini_api_key": "", "gemini_model": "scripted", "store": "demo",
+		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4",
+		"todo_entity": "todo.shopping_list", "concurrency": 1, "time_budget": "5m", "max_turns": 40,
+		"retry_tagged": false, "telegram_bot_token": "", "telegram_chat_id": 0,
+		"telegram_response_timeout": "10m", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",
+		"mqtt_cleanup": false, "trace_dir": "", "log_level": "debug",
+	}
+	// Every option of config.yaml is in this file, so a new option without a
+	// default the Go config accepts fails here.
+	for key := range loadManifest(t).Options {
+		if _, ok := options[key]; !ok {
+			t.Fatalf("smoke test options lack %q (added to config.yaml?)", key)
+		}
+	}
+	optPath := filepath.Join(dir, "options.json")
+	b, _ := json.Marshal(options)
+	if err := os.WriteFile(optPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(buildBinary(t), "serve", "--config", optPath)
+	cmd.Env = append(os.Environ(),
+		"SUPERVISOR_TOKEN="+supervisorToken,
+		"GEMINI_SUPPLY_SUPERVISOR_URL="+ha.URL(),
+		"GEMINI_SUPPLY_DATA_DIR="+filepath.Join(dir, "data"),
+		"GEMINI_SUPPLY_BROWSER_PROFILE_DIR="+filepath.Join(dir, "profile"),
+	)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var logs lockedBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+
+	waitFor(t, "the websocket connection with the Supervisor token", 20*time.Second, func() bool {
+		return ha.ActiveConnections() > 0
+	}, logs.String)
+	waitFor(t, "the gemini_supply_start subscription", 20*time.Second, func() bool {
+		return ha.Subscriptions("gemini_supply_start") > 0
+	}, logs.String)
+	waitFor(t, "discovery of the Start button and availability online", 20*time.Second, func() bool {
+		button := topic(func(k string, v []byte) bool {
+			if !strings.HasPrefix(k, "homeassistant/button/") || !strings.HasSuffix(k, "/config") {
+				return false
+			}
+			var cfg map[string]any
+			return json.Unmarshal(v, &cfg) == nil && cfg["unique_id"] != nil && cfg["command_topic"] != nil
+		})
+		online := topic(func(k string, v []byte) bool {
+			return strings.HasSuffix(k, "/availability") && string(v) == "online"
+		})
+		return button && online
+	}, logs.String)
+	for _, secret := range []string{supervisorToken} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the add-on log shows the Supervisor token")
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) || err != nil {
+			t.Fatalf("serve did not exit cleanly on SIGTERM: %v\nlog:\n%s", err, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop within 30s of SIGTERM\nlog:\n%s", logs.String())
+	}
+	waitFor(t, "availability offline after shutdown", 10*time.Second, func() bool {
+		return topic(func(k string, v []byte) bool {
+			return strings.HasSuffix(k, "/availability") && string(v) == "offline"
+		})
+	}, logs.String)
+}
