@@ -257,6 +257,9 @@ type Host struct {
 	genSeq      int
 	newPageMu   sync.Mutex // serialises openPage
 	shotMu      sync.Mutex // serialises screenshots when tabs share a window
+
+	spawnMu sync.Mutex
+	noSpawn bool // set by Close before it waits for wg
 }
 
 // generation is one launch of the browser.
@@ -356,13 +359,11 @@ func (h *Host) start(ctx context.Context) (*generation, error) {
 		return r.g, r.err
 	case <-ctx.Done():
 		// Clean up whatever the launch produces once it ends.
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
+		h.spawn(func() {
 			if r := <-ch; r.g != nil {
 				h.stopGeneration(r.g, closeStepTimeout)
 			}
-		}()
+		})
 		return nil, fmt.Errorf("browser: starting Chromium took too long (%w); check browser_executable and that no other process holds the profile", ctx.Err())
 	}
 }
@@ -408,27 +409,65 @@ func (h *Host) launchPersistent(g *generation) error {
 		HandleSIGTERM:     playwright.Bool(false),
 		HandleSIGHUP:      playwright.Bool(false),
 	}
-	if o.ExecutablePath != "" {
-		popts.ExecutablePath = playwright.String(o.ExecutablePath)
+	exe := o.ExecutablePath
+	if exe == "" {
+		exe = findChromium()
 	}
+	if exe == "" {
+		return errors.New("browser: no Chromium found: set browser_executable (e.g. /usr/lib/chromium/chromium) or GEMINI_SUPPLY_BROWSER_EXECUTABLE")
+	}
+	popts.ExecutablePath = playwright.String(exe)
 	if h.proxy != nil {
 		popts.Proxy = &playwright.Proxy{Server: h.proxy.URL()}
 	}
 	bctx, err := g.pw.Chromium.LaunchPersistentContext(o.ProfileDir, popts)
 	if err != nil {
-		hint := "check browser_executable"
-		if o.ExecutablePath == "" {
-			hint = "set browser_executable (e.g. /usr/lib/chromium/chromium)"
-		}
+		hint := "check browser_executable (" + exe + ")"
 		if !o.Headless && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 			hint += "; there is no display for a headful browser (set browser_headless)"
 		}
-		return fmt.Errorf("browser: launching Chromium with profile %s failed: %w (%s; is another Chromium using this profile?)", o.ProfileDir, err, hint)
+		return fmt.Errorf("browser: launching Chromium with profile %s failed: %w (%s; is another Chromium using this profile?)", o.ProfileDir, firstLine(err), hint)
 	}
 	g.ctx = bctx
 	bctx.OnClose(func(playwright.BrowserContext) { h.onGone(g, "the browser context closed") })
 	return nil
 }
+
+// chromiumPaths are where Chromium usually lives (the real binary before
+// distribution wrapper scripts).
+var chromiumPaths = []string{
+	"/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser",
+	"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome-stable", "/usr/bin/google-chrome",
+}
+
+// findChromium returns the first Chromium binary found, or "".
+func findChromium() string {
+	for _, p := range chromiumPaths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// firstLine keeps an error's first line (Playwright appends ASCII-art
+// banners) while keeping it matchable with errors.Is.
+func firstLine(err error) error {
+	msg := err.Error()
+	i := strings.IndexByte(msg, '\n')
+	if i < 0 {
+		return err
+	}
+	return &trimmedError{msg: strings.TrimSpace(msg[:i]), err: err}
+}
+
+type trimmedError struct {
+	msg string
+	err error
+}
+
+func (e *trimmedError) Error() string { return e.msg }
+func (e *trimmedError) Unwrap() error { return e.err }
 
 // remoteIsCDP tells a CDP endpoint from a Playwright server endpoint.
 func remoteIsCDP(raw string) bool {
@@ -559,16 +598,14 @@ func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, er
 		params["browserContextId"] = g.contextID
 	}
 	created := make(chan createdTarget, 1)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		r, err := g.keeperSess.Send("Target.createTarget", params)
 		id := ""
 		if m, ok := r.(map[string]any); ok {
 			id, _ = m["targetId"].(string)
 		}
 		created <- createdTarget{id, err}
-	}()
+	})
 	timeout := time.NewTimer(h.opts.ActionTimeout)
 	defer timeout.Stop()
 	var targetID string
@@ -608,9 +645,7 @@ func (h *Host) abandonTarget(g *generation, created chan createdTarget, targetID
 		closePage(page)
 		return
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		id := targetID
 		if id == "" && created != nil {
 			select {
@@ -622,7 +657,7 @@ func (h *Host) abandonTarget(g *generation, created chan createdTarget, targetID
 		if id != "" {
 			_, _ = g.keeperSess.Send("Target.closeTarget", map[string]any{"targetId": id})
 		}
-	}()
+	})
 }
 
 // bounded runs a page-returning browser call, giving up at ctx's end (the
@@ -634,9 +669,7 @@ func (h *Host) bounded(ctx context.Context, g *generation, fn func() (playwright
 	}
 	ch := make(chan res, 1)
 	abandoned := make(chan struct{})
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		p, err := fn()
 		select {
 		case ch <- res{p, err}:
@@ -645,7 +678,7 @@ func (h *Host) bounded(ctx context.Context, g *generation, fn func() (playwright
 				closePage(p)
 			}
 		}
-	}()
+	})
 	select {
 	case r := <-ch:
 		return r.p, r.err
@@ -673,11 +706,9 @@ func (h *Host) onPage(g *generation, p playwright.Page) {
 		return
 	}
 	h.log.Debug("closing a new tab opened by a page")
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		h.handlePopup(opener, p)
-	}()
+	})
 }
 
 // closePage closes p, bounded.
@@ -715,9 +746,7 @@ func (h *Host) onGone(g *generation, why string) {
 		return
 	}
 	h.log.Warn("the browser is gone; relaunching it once", "why", why, "generation", g.n)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		h.stopGeneration(g, closeStepTimeout)
 		ctx, cancel := context.WithTimeout(h.life, h.opts.LaunchTimeout)
 		ng, err := h.start(ctx)
@@ -742,7 +771,7 @@ func (h *Host) onGone(g *generation, why string) {
 		} else {
 			h.log.Info("browser relaunched", "generation", ng.n)
 		}
-	}()
+	})
 }
 
 // stopGeneration closes a generation's context and driver, bounded.
@@ -811,6 +840,22 @@ func (h *Host) current(ctx context.Context) (*generation, error) {
 		}
 		return g, nil
 	}
+}
+
+// spawn runs fn on a goroutine the Host owns (Close waits for it). After
+// Close started waiting it runs nothing and returns false.
+func (h *Host) spawn(fn func()) bool {
+	h.spawnMu.Lock()
+	defer h.spawnMu.Unlock()
+	if h.noSpawn {
+		return false
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 func (h *Host) isClosed() bool {
@@ -894,6 +939,9 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.proxy != nil {
 		err = h.proxy.Close()
 	}
+	h.spawnMu.Lock()
+	h.noSpawn = true
+	h.spawnMu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()

@@ -385,3 +385,17 @@ func TestLoginOnceFromConfig(t *testing.T) {
 		t.Fatal("the demo store saw no sign-in")
 	}
 }
+
+func TestLaunchFailureIsOneClearLine(t *testing.T) {
+	requireBrowser(t)
+	o := baseOptions(t, siteProfile(), t.TempDir(), "", nil)
+	o.ExecutablePath = "/nonexistent/chromium"
+	_, err := Launch(testCtx(t), o)
+	if err == nil || !strings.Contains(err.Error(), "launching Chromium") || !strings.Contains(err.Error(), "/nonexistent/chromium") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Launch with a missing binary: %q", err)
+	}
+	o.ExecutablePath = ""
+	if exe := findChromium(); exe == "" {
+		t.Fatal("findChromium found nothing on a machine with Chromium installed")
+	}
+}

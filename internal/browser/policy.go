@@ -105,11 +105,9 @@ func (h *Host) popupNavigation(st *pageState, raw string) {
 	st.notice(fmt.Sprintf("The page opened %s in a new tab; the new tab was closed and the address opened in this tab instead.", raw))
 	st.queuePopup(raw)
 	t := st.tab
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		t.runQueuedPopups()
-	}()
+	})
 }
 
 // redirectGuard watches a tab's document responses through a CDP session
@@ -132,11 +130,9 @@ func (h *Host) redirectGuard(g *generation, page playwright.Page, st *pageState)
 		}
 	}
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
+		h.spawn(func() {
 			h.onDocumentResponse(sess, mainFrameID, st, ev)
-		}()
+		})
 	})
 	_, err = sess.Send("Fetch.enable", map[string]any{
 		"patterns": []any{map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}},

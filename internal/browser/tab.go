@@ -198,9 +198,7 @@ func (t *Tab) act(ctx context.Context, action string, settle bool, fn func(c cal
 		deadline = d
 	}
 	done := make(chan error, 1)
-	t.h.wg.Add(1)
-	go func() {
-		defer t.h.wg.Done()
+	spawned := t.h.spawn(func() {
 		defer func() { <-t.sem }()
 		t.st.mu.Lock()
 		t.st.lastBlock = nil
@@ -215,7 +213,11 @@ func (t *Tab) act(ctx context.Context, action string, settle bool, fn func(c cal
 			err = t.settle(start, sd)
 		}
 		done <- err
-	}()
+	})
+	if !spawned {
+		<-t.sem
+		return fmt.Errorf("%s: %w", action, ErrClosed)
+	}
 	select {
 	case err := <-done:
 		return t.wrap(action, err)
@@ -259,9 +261,7 @@ func (h *Host) probe(g *generation) {
 	if g.isGone() {
 		return
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
+	h.spawn(func() {
 		done := make(chan error, 1)
 		go func() {
 			_, err := g.ctx.Cookies("https://probe.invalid/")
@@ -276,7 +276,7 @@ func (h *Host) probe(g *generation) {
 			h.onGone(g, "the browser stopped answering")
 		case <-h.life.Done():
 		}
-	}()
+	})
 }
 
 // NavigationError is a navigation that failed on the network (the address
