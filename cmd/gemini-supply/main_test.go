@@ -86,7 +86,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "shop invalid config lists every problem, no secrets", env: creds, args: []string{"shop", "--concurrency", "20", "--max-turns", "0", "--store", "costco"}, code: 2,
 			stderr: []string{"3 problems", "concurrency: 20 is not between 1 and 8", "max_turns", "store", "docs/configuration.md"}, notStderr: []string{"SECRET"}},
 		{name: "shop needs credentials", args: []string{"shop"}, code: 2, stderr: []string{"gemini_api_key", "metro_username", "metro_password"}},
-		{name: "shop without --dry-run is not built yet", env: creds, args: []string{"shop", "--shopping-list", list}, code: 1, stderr: []string{"not built yet"}, notStderr: []string{"SECRET"}},
+		{name: "shop that cannot start the browser exits 1", env: withEnv(creds, "GEMINI_SUPPLY_BROWSER_EXECUTABLE", "/nonexistent/chromium"), args: []string{"shop", "--shopping-list", list}, code: 1, stderr: []string{"start the browser", "/nonexistent/chromium"}, notStderr: []string{"SECRET"}},
 		{name: "dry run needs no credentials", args: []string{"shop", "--dry-run", "--shopping-list", list}, code: 0, stdout: []string{"Would shop"}, emptyErr: true},
 		{name: "dry run without a list", args: []string{"shop", "--dry-run"}, code: 2, stderr: []string{"no shopping list", "run 'gemini-supply shop -h'"}},
 		{name: "dry run of a missing list", args: []string{"shop", "--dry-run", "--shopping-list", "/nonexistent/list.yaml"}, code: 1, stderr: []string{"does not exist"}},
@@ -222,4 +222,13 @@ func TestExampleList(t *testing.T) {
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Error("dry run changed examples/shopping_list.yaml")
 	}
+}
+
+// withEnv returns a copy of env with k=v added.
+func withEnv(env map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for key, val := range env {
+		out[key] = val
+	}
+	return out
 }

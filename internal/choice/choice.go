@@ -39,6 +39,10 @@ type Answer struct {
 	Remember bool `json:"remember,omitempty"`
 	// Text is the user's free text, for KindCustom.
 	Text string `json:"text,omitempty"`
-	// Reason explains a KindNothing that the user did not choose ("timeout").
+	// Reason explains a KindNothing that the user did not choose (ReasonTimeout).
 	Reason string `json:"reason,omitempty"`
 }
+
+// ReasonTimeout is the Reason of a KindNothing answer given because nobody
+// answered in time. The run marks such an item failed, not "not found".
+const ReasonTimeout = "timeout"

@@ -126,6 +126,9 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 			case endAdded, endNotFound:
 				it.finish(ctx, it.resultFrom(*e))
 				return
+			case endFailed:
+				it.finish(ctx, it.failed(e.explanation))
+				return
 			case endRestart:
 				if restarts >= MaxRestarts {
 					it.finish(ctx, it.failed(ReasonTooManyRestarts+": the household asked to search again too many times; last query "+e.query))
@@ -397,6 +400,9 @@ func (it *itemRun) resultFrom(e ending) report.ItemResult {
 		if e.added.Quantity > 0 {
 			res.Quantity = e.added.Quantity
 		}
+	case endFailed:
+		res.Outcome = report.OutcomeFailed
+		res.Explanation = e.explanation
 	default:
 		res.Outcome = report.OutcomeNotFound
 		res.Explanation = e.explanation

@@ -445,7 +445,8 @@ func TestPresentOptions(t *testing.T) {
 	}{
 		{"product", choice.Answer{Kind: choice.KindProduct, Index: 1}, report.OutcomeAdded, "Natrel 2% 4 L", false, false},
 		{"product remembered", choice.Answer{Kind: choice.KindProduct, Index: 0, Remember: true}, report.OutcomeAdded, "Natrel 2% 2 L", true, false},
-		{"nothing", choice.Answer{Kind: choice.KindNothing, Reason: "timeout"}, report.OutcomeNotFound, "", false, false},
+		{"nothing", choice.Answer{Kind: choice.KindNothing}, report.OutcomeNotFound, "", false, false},
+		{"timeout", choice.Answer{Kind: choice.KindNothing, Reason: choice.ReasonTimeout}, report.OutcomeFailed, "", false, false},
 		{"custom", choice.Answer{Kind: choice.KindCustom, Text: "oat milk"}, report.OutcomeAdded, "Oatly", false, true},
 	}
 	for _, tc := range tests {
@@ -476,8 +477,16 @@ func TestPresentOptions(t *testing.T) {
 			if got := a.attemptsFor("oat milk") == 1; got != tc.restarted {
 				t.Errorf("restarted with the custom query = %v", got)
 			}
-			if tc.want == report.OutcomeNotFound && !strings.Contains(p.notFound["id1"], "timeout") {
+			if tc.want == report.OutcomeNotFound && !strings.Contains(p.notFound["id1"], "chose none") {
 				t.Errorf("not found explanation = %q", p.notFound["id1"])
+			}
+			// An unanswered question fails the item with the note "timeout"
+			// (it is not "not found": nobody decided that nothing fits).
+			if tc.want == report.OutcomeFailed && !strings.HasPrefix(p.failed["id1"], "timeout") {
+				t.Errorf("failed reason = %q, want the note timeout", p.failed["id1"])
+			}
+			if tc.want == report.OutcomeFailed && p.notFound["id1"] != "" {
+				t.Errorf("a timed-out item was also marked not found: %q", p.notFound["id1"])
 			}
 			var waits, answers int
 			for _, e := range events() {

@@ -32,6 +32,8 @@ const (
 	endAdded
 	endNotFound
 	endRestart
+	// endFailed: the item cannot be finished (nobody answered the question in time).
+	endFailed
 )
 
 // ending is the first terminal report of an attempt.
@@ -254,6 +256,17 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 			return agent.ToolOutput{End: true, Response: map[string]any{"status": "ignored"}}, nil
 		}
 		return agent.ToolOutput{Response: map[string]any{"answer": "custom", "text": text}, End: true, Payload: e}, nil
+	}
+	if ans.Kind == choice.KindNothing && ans.Reason == choice.ReasonTimeout {
+		// Unanswered: the item is failed (with the note "timeout"), not
+		// "not found" — nobody decided that nothing fits.
+		it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "no answer (timeout)")
+		e := ending{kind: endFailed, tool: ToolPresentOptions,
+			explanation: fmt.Sprintf("%s: nobody answered the question about %q in time", choice.ReasonTimeout, it.p.item.Name)}
+		if !ts.att.claim(e) {
+			return agent.ToolOutput{Response: map[string]any{"status": "ignored: the item was already reported"}, End: true}, nil
+		}
+		return agent.ToolOutput{Response: map[string]any{"answer": "nothing", "reason": choice.ReasonTimeout}, End: true, Payload: e}, nil
 	}
 	// KindNothing (and anything unknown): the item ends as not found.
 	why := "The household chose none of the offered products"

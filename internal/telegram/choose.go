@@ -25,7 +25,7 @@ const (
 )
 
 // ReasonTimeout is the Answer.Reason (KindNothing) when nobody answered in time.
-const ReasonTimeout = "timeout"
+const ReasonTimeout = choice.ReasonTimeout
 
 // Callback data actions (data is "<question id>|<action>[|<index>]", ≤ 64 bytes).
 const (
