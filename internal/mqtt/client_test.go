@@ -50,7 +50,22 @@ func TestDiscoveryPayloads(t *testing.T) {
 	c, _ := connectTest(t, m, nil)
 	tp := c.Topics()
 
-	// A fresh subscriber only gets what is retained.
+	// The client publishes at QoS 0: Connect returning means the messages
+	// left the client, not that the broker has them all. Wait until a first
+	// subscriber has seen every config, then check what a fresh subscriber —
+	// which only gets what is retained — receives.
+	first := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+	first.waitFor("every discovery config and the first states at the broker", func(last map[string]obsMsg, _ []obsMsg) bool {
+		n := 0
+		for topic := range last {
+			if strings.HasSuffix(topic, "/config") {
+				n++
+			}
+		}
+		_, status := last[tp.Status]
+		_, item := last[tp.CurrentItem]
+		return n >= 9 && status && item
+	})
 	obs := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
 	obs.sync("gemini_supply/test/marker")
 
