@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
+
 	"github.com/gofrs/flock"
 )
 
@@ -282,38 +284,8 @@ func writeAtomic(path string, f file) error {
 	if err != nil {
 		return fmt.Errorf("preferences: encode: %w", err)
 	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+FileName+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("preferences: write %s: %w", path, err)
-	}
-	tmpName := tmp.Name()
-	fail := func(err error) error {
-		_ = tmp.Close()
-		_ = os.Remove(tmpName)
-		return fmt.Errorf("preferences: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(tmpName)
-		return fmt.Errorf("preferences: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		_ = os.Remove(tmpName)
-		return fmt.Errorf("preferences: replace %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // make the rename durable; best effort on filesystems without directory fsync
-		_ = d.Close()
+	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("preferences: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
@@ -124,7 +125,7 @@ func (j *Journal) Update(f func(*JournalRecord)) error {
 	if err != nil {
 		return j.keep(fmt.Errorf("encode the run journal: %w", err))
 	}
-	if err := writeFileAtomic(j.path, append(data, '\n')); err != nil {
+	if err := atomicfile.Write(j.path, append(data, '\n'), 0o644); err != nil {
 		return j.keep(fmt.Errorf("write the run journal %s: %w", j.path, err))
 	}
 	return nil
@@ -177,42 +178,4 @@ func ReadJournal(path string) (JournalRecord, error) {
 		return rec, fmt.Errorf("decode the run journal %s: %w", path, err)
 	}
 	return rec, nil
-}
-
-// writeFileAtomic writes data to path through a temp file in the same
-// directory, fsyncs it, renames it over path and fsyncs the directory.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
+
 	"github.com/gofrs/flock"
 	"go.yaml.in/yaml/v3"
 
@@ -248,7 +250,7 @@ func (f *YAMLFile) SendSummary(ctx context.Context, s report.Summary) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("write summary %s: %w", f.summaryPath, err)
 	}
-	if err := writeAtomic(f.summaryPath, []byte(s.Markdown()), 0o644); err != nil {
+	if err := atomicfile.Write(f.summaryPath, []byte(s.Markdown()), 0o644); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	f.log.Info("summary written", "path", f.summaryPath)
@@ -304,7 +306,7 @@ func (f *YAMLFile) update(ctx context.Context, what string, change func(*documen
 	if st, err := os.Stat(f.path); err == nil {
 		perm = st.Mode().Perm()
 	}
-	if err := writeAtomic(f.path, out, perm); err != nil {
+	if err := atomicfile.Write(f.path, out, perm); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if assigned > 0 {
@@ -775,45 +777,4 @@ func setRunTag(m *yaml.Node, tag string) {
 		return
 	}
 	set(m, keyTags, &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: style, Content: tags})
-}
-
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, fsync, rename over path, fsync of the directory. Readers see the
-// old or the new content, never a mix; a crash leaves one of the two.
-func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: create temporary file: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: chmod: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: close: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: rename: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("write %s: open directory for fsync: %w", path, err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync directory: %w", path, err)
-	}
-	return nil
 }
