@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		cfg.MQTTCleanup = true
 	}
 	if err == nil {
-		err = cfg.Validate()
+		err = serveValidate(cfg)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply serve: %v\n", err)
@@ -66,6 +66,65 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return 1
 	}
 	return 0
+}
+
+// serveValidate validates cfg for serve. A Telegram bot token without a
+// chat id is accepted: an add-on user cannot run test-telegram to find the
+// chat id, so serve finds it (serveDiscoverTelegramChat) and runs without
+// Telegram meanwhile.
+func serveValidate(cfg config.Config) error {
+	if telegramNeedsChatID(cfg) {
+		cfg.TelegramBotToken = ""
+	}
+	return cfg.Validate()
+}
+
+// telegramNeedsChatID: a bot token is set, the chat id is not.
+func telegramNeedsChatID(cfg config.Config) bool {
+	return cfg.TelegramBotToken.IsSet() && cfg.TelegramChatID == 0
+}
+
+// telegramDiscoveryWait is how long one round of chat id discovery waits for
+// a message to the bot before it starts another.
+const telegramDiscoveryWait = time.Hour
+
+// serveDiscoverTelegramChat is serve's answer to a bot token without a chat
+// id: until ctx ends it waits for a message to the bot and logs the chat id
+// it came from, saying to set telegram_chat_id to it. Telegram takes no
+// part in runs meanwhile. The returned func stops it and waits.
+func serveDiscoverTelegramChat(ctx context.Context, cfg config.Config, logger *slog.Logger) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		logger.Warn("telegram_chat_id is not set: Telegram is off for runs (ambiguous items are reported not found, " +
+			"safety confirmations are denied). Send any message to your bot; its chat id will be logged here.")
+		opts := telegram.OptionsFromConfig(cfg, logger)
+		for {
+			chat, err := telegram.DiscoverChat(ctx, opts, telegramDiscoveryWait)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case errors.Is(err, telegram.ErrNoReply):
+				continue
+			case err != nil:
+				logger.Warn("cannot find the Telegram chat id", "error", err)
+				return
+			}
+			name := chat.Name
+			if name == "" {
+				name = "no name"
+			}
+			logger.Warn(fmt.Sprintf("Telegram: a message arrived from chat %d (%s). If that was you, set telegram_chat_id: %d "+
+				"(TELEGRAM_USER_CHAT_ID) and restart to use Telegram", chat.ID, name, chat.ID),
+				"chat_id", chat.ID, "chat", name)
+			return
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // serveMain connects Home Assistant, builds the run machinery and serves
@@ -110,11 +169,16 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	}
 	opts.Sources = append(opts.Sources, serve.NewStdinSource(in, logger))
 
-	closeTelegram, err := serveWireTelegram(ctx, cfg, logger, &deps)
-	if err != nil {
-		return err
+	if telegramNeedsChatID(cfg) {
+		stopDiscovery := serveDiscoverTelegramChat(ctx, cfg, logger)
+		defer stopDiscovery()
+	} else {
+		closeTelegram, err := wireTelegram(ctx, cfg, logger, &deps)
+		if err != nil {
+			return err
+		}
+		defer closeTelegram()
 	}
-	defer closeTelegram()
 
 	runner, err := app.NewRunner(cfg, deps)
 	if err != nil {
@@ -137,43 +201,34 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	return srv.Run(ctx)
 }
 
-// serveWireTelegram adds the Telegram bot, when configured, as the choice
-// resolver, the safety confirmer and the session notices. An unreachable
-// Telegram degrades (the bot says so in the log) instead of stopping serve.
-// The returned func flushes the notices and stops the bot.
-func serveWireTelegram(ctx context.Context, cfg config.Config, logger *slog.Logger, deps *app.Deps) (func(), error) {
-	bot, err := telegram.New(ctx, telegram.OptionsFromConfig(cfg, logger))
-	if errors.Is(err, telegram.ErrNotConfigured) {
-		logger.Info("Telegram is not configured: ambiguous items are reported not found, safety confirmations are denied")
-		return func() {}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("start Telegram: %w", err)
-	}
-	deps.Resolver = bot
-	deps.Confirmer = bot
-	bot.Follow(ctx, deps.Bus)
-	return func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := bot.Close(cctx); err != nil {
-			logger.Warn("closing Telegram", "error", err)
-		}
-	}, nil
-}
+// mqttDrainTimeout bounds how long stopping MQTT waits for the sensors to
+// show the last run's final state (the bus is closed by then) before it
+// publishes "offline" and disconnects.
+const mqttDrainTimeout = 10 * time.Second
 
 // serveWireMQTT connects MQTT in the background (a broker that is down must
 // not hold up the rest of serve) and, once connected, publishes the
-// discovery entities, follows the run's events and routes button presses to
-// starter. With mqtt_cleanup it deletes the entities instead. No broker
-// configured or offered by the Supervisor: serve runs without MQTT. The
-// returned func stops it all and waits.
+// discovery entities, drives the sensors from the run's events and routes
+// button presses to starter. With mqtt_cleanup it deletes the entities
+// instead. No broker configured or offered by the Supervisor: serve runs
+// without MQTT.
+//
+// It subscribes to bus at once, so a run started before the broker answered
+// is still shown, and follows it until the bus closes — serve closes it
+// after the last run stopped — not until ctx ends: a run cancelled by
+// SIGTERM publishes its final state after ctx was cancelled. The returned
+// func, called once serve has stopped, stops connecting, lets the sensors
+// publish the last events (at most mqttDrainTimeout), then publishes
+// "offline" and disconnects.
 func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, starter mqtt.Starter) func() {
-	ctx, cancel := context.WithCancel(ctx)
+	sub := bus.Subscribe(256)
+	connectCtx, stopConnecting := context.WithCancel(ctx)
+	followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		broker, err := mqtt.ResolveBroker(ctx, cfg, nil)
+		defer sub.Close()
+		broker, err := mqtt.ResolveBroker(connectCtx, cfg, nil)
 		if errors.Is(err, mqtt.ErrNoBroker) {
 			logger.Info("MQTT is not available: no dashboard button or sensors", "reason", err)
 			return
@@ -187,32 +242,41 @@ func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 			Starter: starter, Logger: logger,
 		}
 		if cfg.MQTTCleanup {
-			if err := mqtt.Cleanup(ctx, opts); err != nil {
+			if err := mqtt.Cleanup(connectCtx, opts); err != nil {
 				logger.Warn("removing the MQTT entities", "error", err)
 				return
 			}
 			logger.Info("removed the MQTT entities from Home Assistant; serving without MQTT")
 			return
 		}
-		client, err := mqtt.Connect(ctx, opts)
+		client, err := mqtt.Connect(connectCtx, opts)
 		if err != nil {
-			if ctx.Err() == nil {
+			if connectCtx.Err() == nil {
 				logger.Warn("MQTT connection failed: no dashboard button or sensors", "error", err)
 			}
 			return
 		}
-		stop := client.Follow(ctx, bus)
-		<-ctx.Done()
-		stop()
-		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := client.Consume(followCtx, sub); err != nil {
+			logger.Warn("the MQTT sensors stopped before the last run's final state was published", "error", err)
+		}
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer ccancel()
 		if err := client.Close(cctx); err != nil {
 			logger.Warn("closing MQTT", "error", err)
 		}
 	}()
 	return func() {
-		cancel()
-		<-done
+		stopConnecting()
+		sub.Close() // ends Consume once it has published what the bus delivered
+		t := time.NewTimer(mqttDrainTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			stopFollowing()
+			<-done
+		}
+		stopFollowing()
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
 )
 
 const serveTestToken = "serve-cmd-token-7d3a"
@@ -176,5 +177,57 @@ func TestServeFailsClearly(t *testing.T) {
 				t.Fatal("serve retried instead of failing")
 			}
 		})
+	}
+}
+
+// TestServeFindsTelegramChatID: an add-on user who set the bot token but
+// not the chat id cannot run test-telegram; serve starts anyway and logs
+// the chat id of the first message to the bot, without the token.
+func TestServeFindsTelegramChatID(t *testing.T) {
+	f := startFake(t)
+	tg := faketg.NewServer(cliToken)
+	defer tg.Close()
+	isolate(t)
+	setEnv(t, serveEnv(t, f, serveTestToken,
+		"TELEGRAM_BOT_TOKEN="+cliToken,
+		"GEMINI_SUPPLY_TELEGRAM_API_ENDPOINT="+tg.Endpoint()))
+
+	stderr := &lockedBuffer{}
+	ctx, sigterm := context.WithCancel(context.Background())
+	defer sigterm()
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(ctx, []string{"serve"}, stdio{in: strings.NewReader(""), out: io.Discard, err: stderr})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "its chat id will be logged here") {
+		select {
+		case code := <-exited:
+			t.Fatalf("serve exited (%d) instead of serving without a chat id:\n%s", code, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start chat id discovery:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tg.SendText(98765, "hello")
+	for !strings.Contains(stderr.String(), "set telegram_chat_id: 98765") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat id was not logged:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sigterm()
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Fatalf("exit code %d after SIGTERM:\n%s", code, stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not stop:\n%s", stderr)
+	}
+	if strings.Contains(stderr.String(), cliToken) {
+		t.Errorf("the bot token is in the log:\n%s", stderr)
 	}
 }

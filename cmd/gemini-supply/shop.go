@@ -17,7 +17,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
-	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 var shopCommand = command{
@@ -60,22 +59,14 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 
 	bus := &runstatus.Bus{}
 	deps := app.Deps{Bus: bus, Logger: logger}
-	if cfg.TelegramBotToken.IsSet() && cfg.TelegramChatID != 0 {
-		bot, err := telegram.New(ctx, telegram.OptionsFromConfig(cfg, logger))
-		if err != nil {
-			fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-			return 1
-		}
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			_ = bot.Close(cctx)
-		}()
-		if bot.Available() {
-			deps.Resolver, deps.Confirmer = bot, bot
-			bot.Follow(ctx, bus) // notices and the summary
-		}
+	// Telegram, when configured: questions, safety confirmations, notices
+	// and the summary, as in serve.
+	closeTelegram, err := wireTelegram(ctx, cfg, logger, &deps)
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
 	}
+	defer closeTelegram()
 	runner, err := app.NewRunner(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 )
 
@@ -101,5 +102,71 @@ func TestDemoCommand(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "shopping_list.yaml"))
 	if err != nil || !strings.Contains(string(b), "#404") {
 		t.Errorf("demo list not updated: %v\n%s", err, b)
+	}
+}
+
+// TestShopStoppedSendsTelegramSummary: `shop` uses Telegram when it is
+// configured (the run's notices go to the chat), and a run stopped mid-way
+// (SIGTERM cancels the command's context) still delivers its summary there,
+// although it is published after the context was cancelled; exit code 1.
+func TestShopStoppedSendsTelegramSummary(t *testing.T) {
+	env := browserEnv(t)
+	fake := faketg.NewServer(cliToken)
+	defer fake.Close()
+	env["TELEGRAM_BOT_TOKEN"] = cliToken
+	env["TELEGRAM_USER_CHAT_ID"] = "31337"
+	env["GEMINI_SUPPLY_TELEGRAM_API_ENDPOINT"] = fake.Endpoint()
+	home := isolateConfig(t, env)
+	list := filepath.Join(home, "list.yaml")
+	if err := os.WriteFile(list, []byte("items:\n  - name: bananas\n  - name: sourdough bread\n  - name: 2x eggs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx) // stop is the SIGTERM
+	defer stop()
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(runCtx, []string{"shop", "--store", "demo", "--model", "scripted", "--shopping-list", list,
+			"--data-dir", filepath.Join(home, "data"), "--concurrency", "1"}, stdio{in: strings.NewReader(""), out: out, err: errb})
+	}()
+	if _, err := fake.WaitMessage(ctx, func(m faketg.Message) bool { return strings.Contains(m.Text, "Shopping run started") }); err != nil {
+		t.Fatalf("no run-started notice in Telegram: %v\nstderr:\n%s", err, errb.String())
+	}
+	// Stop once an item is being shopped.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(out.String(), "started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no item started:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the output, bounded by the deadline
+	}
+	stop()
+	var code int
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		t.Fatal("shop did not return after the stop")
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 for a stopped run\nstderr:\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "The run was stopped.") {
+		t.Errorf("stdout does not say the run was stopped:\n%s", out.String())
+	}
+	// shop returned: the bot was closed, which flushes the notices.
+	var summary bool
+	for _, m := range fake.Messages() {
+		if strings.Contains(m.Text, "stopped before every item") {
+			summary = true
+		}
+	}
+	if !summary {
+		var texts []string
+		for _, m := range fake.Messages() {
+			texts = append(texts, m.Text)
+		}
+		t.Errorf("the stopped run's summary did not reach Telegram; messages sent:\n%s", strings.Join(texts, "\n---\n"))
 	}
 }

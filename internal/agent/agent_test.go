@@ -356,6 +356,57 @@ func TestRunGivesUpOnPersistentOrPermanentModelErrors(t *testing.T) {
 	})
 }
 
+func TestRunRetriesMalformedCallThatCameWithText(t *testing.T) {
+	// The service may return MALFORMED_FUNCTION_CALL with the model's text
+	// (or thoughts) but no call: that is a broken call to retry, not a
+	// model that stopped without reporting.
+	var n atomic.Int32
+	h := newHarness(t, func(*gemini.Request) gemini.Reply {
+		if n.Add(1) == 1 {
+			return gemini.Reply{Text: "I will click the button.", FinishReason: genai.FinishReasonMalformedFunctionCall}
+		}
+		return report("ok")
+	})
+	res := agent.Run(context.Background(), h.config(), "goal", newFakeComputer(), []agent.Tool{reportTool()})
+	if !res.OK() || res.Turns != 1 || h.srv.Calls() != 2 {
+		t.Fatalf("run = %q after %d turns and %d calls, want the malformed reply retried", res.FailureText(), res.Turns, h.srv.Calls())
+	}
+}
+
+func TestRunLabelsScreenshotsWithTheirFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		jpeg bool
+		want string
+	}{{"png", false, "image/png"}, {"jpeg", true, "image/jpeg"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, gemini.Sequence(calls(call("click_at", map[string]any{"x": 1, "y": 2})), report("ok")))
+			c := newFakeComputer()
+			c.jpeg = tc.jpeg
+			if res := agent.Run(context.Background(), h.config(), "goal", c, []agent.Tool{reportTool()}); !res.OK() {
+				t.Fatalf("run = %s", res.FailureText())
+			}
+			reqs := h.srv.Requests()
+			var got []string
+			for _, p := range reqs[1].Contents[0].Parts {
+				if p.InlineData != nil {
+					got = append(got, p.InlineData.MIMEType)
+				}
+			}
+			for _, r := range responsesOf(t, reqs, 1) {
+				for _, fp := range r.Parts {
+					if fp.InlineData != nil {
+						got = append(got, fp.InlineData.MIMEType)
+					}
+				}
+			}
+			if !slices.Equal(got, []string{tc.want, tc.want}) {
+				t.Errorf("image media types = %v, want the first screenshot and the click's both %s", got, tc.want)
+			}
+		})
+	}
+}
+
 // sleepyTool blocks for d or until its context ends, then asks to be called
 // no more.
 func sleepyTool(d time.Duration, waitsForUser bool) agent.Tool {

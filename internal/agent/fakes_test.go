@@ -26,6 +26,7 @@ type fakeComputer struct {
 	version  int
 	static   bool // actions never change the screen
 	shotSize int
+	jpeg     bool // screenshots are JPEG (browser screenshot_format: jpeg)
 	ops      []string
 	errs     map[string]error // op name → error returned by that op
 	notices  []string
@@ -68,6 +69,9 @@ func (f *fakeComputer) Screenshot(ctx context.Context) ([]byte, error) {
 	}
 	f.shots++
 	head := fmt.Sprintf("\x89PNG\r\n\x1a\nscreen v%d ", f.version)
+	if f.jpeg {
+		head = fmt.Sprintf("\xff\xd8\xff\xe0screen v%d ", f.version)
+	}
 	// Incompressible-looking filler, the same for every version.
 	fill := make([]byte, max(f.shotSize-len(head), 0))
 	x := uint32(2463534242)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -20,7 +21,7 @@ import (
 var (
 	errBudget      = errors.New("time budget exceeded")
 	errCallTimeout = errors.New("model call timed out")
-	errMalformed   = errors.New("model returned MALFORMED_FUNCTION_CALL without content")
+	errMalformed   = errors.New("model returned MALFORMED_FUNCTION_CALL without a usable function call")
 )
 
 // maxRetryAfter caps how long a server's RetryInfo may stretch one backoff.
@@ -180,7 +181,7 @@ func (r *run) loop(goal string) Result {
 	if u := r.c.URL(); u != "" {
 		parts = append(parts, genai.NewPartFromText("Current URL: "+u))
 	}
-	img := genai.NewPartFromBytes(shot, "image/png")
+	img := genai.NewPartFromBytes(shot, imageMIME(shot))
 	parts = append(parts, img)
 	first := &genai.Content{Role: genai.RoleUser, Parts: parts}
 	r.history = append(r.history, first)
@@ -243,6 +244,15 @@ func (r *run) loop(goal string) Result {
 		}
 		r.history = append(r.history, answer)
 	}
+}
+
+// imageMIME is the media type of a screenshot: the Computer returns PNG by
+// default and JPEG when so configured; the model must be told which.
+func imageMIME(b []byte) string {
+	if t := http.DetectContentType(b); strings.HasPrefix(t, "image/") {
+		return t
+	}
+	return "image/png"
 }
 
 func truncate(s string, n int) string {
@@ -351,7 +361,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *traceTurn) (*genai.Conten
 			return nil, nil, res
 		}
 		fr := answer.Parts[lastAction].FunctionResponse
-		fr.Parts = []*genai.FunctionResponsePart{genai.NewFunctionResponsePartFromBytes(shot, "image/png")}
+		fr.Parts = []*genai.FunctionResponsePart{genai.NewFunctionResponsePartFromBytes(shot, imageMIME(shot))}
 		r.images = append(r.images, imageRef{content: answer, response: fr})
 		screen = sha256.Sum256(shot)
 		tt.URL = r.c.URL()
@@ -528,13 +538,27 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 			return nil, r.fail(ReasonModelError, fmt.Errorf("model returned %s", why))
 		}
 		c := resp.Candidates[0]
-		if c.FinishReason == genai.FinishReasonMalformedFunctionCall && (c.Content == nil || len(c.Content.Parts) == 0) {
+		if c.FinishReason == genai.FinishReasonMalformedFunctionCall && !hasFunctionCall(c.Content) {
+			// The call the model meant could not be parsed; any text or
+			// thought parts that came with it are not an answer. Ask again.
 			lastErr = errMalformed
 			continue
 		}
 		return resp, nil
 	}
 	return nil, r.fail(ReasonModelError, fmt.Errorf("model call failed %d times: %w", tries, lastErr))
+}
+
+func hasFunctionCall(c *genai.Content) bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) generate() (*genai.GenerateContentResponse, error) {

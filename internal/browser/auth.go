@@ -72,7 +72,13 @@ func (h *Host) onStoreSite(raw string) bool {
 // is still valid ends the login early.
 func (h *Host) Login(ctx context.Context) error {
 	ch := h.sf.DoChan("login", func() (any, error) {
-		lctx, cancel := context.WithTimeout(h.life, h.opts.LoginTimeout)
+		// The login runs on singleflight's goroutine: count it among the
+		// Host's own so that Close waits for it.
+		if !h.own() {
+			return nil, fmt.Errorf("browser: login: %w", ErrClosed)
+		}
+		defer h.wg.Done()
+		lctx, cancel := context.WithTimeout(h.life, h.opts.loginBudget())
 		defer cancel()
 		return nil, h.login(lctx)
 	})
@@ -82,6 +88,20 @@ func (h *Host) Login(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("browser: waiting for the login: %w", ctx.Err())
 	}
+}
+
+// loginBudget bounds one whole Login: LoginTimeout, plus the time a person
+// may take to finish it by hand when that is possible (a headful, launched
+// browser with ManualLoginWait), so the manual wait is not cut short.
+func (o *Options) loginBudget() time.Duration {
+	if o.manualLoginPossible() {
+		return o.LoginTimeout + o.ManualLoginWait
+	}
+	return o.LoginTimeout
+}
+
+func (o *Options) manualLoginPossible() bool {
+	return o.ManualLoginWait > 0 && !o.Headless && o.RemoteURL == ""
 }
 
 // ErrNoCredentials means Login has no username or password to type.
@@ -133,7 +153,7 @@ func (h *Host) login(ctx context.Context) error {
 			if g.isGone() || isTargetClosed(err) {
 				return fmt.Errorf("browser: login step %q: %w", step.What, ErrBrowserGone)
 			}
-			if h.opts.ManualLoginWait > 0 && !h.opts.Headless && h.opts.RemoteURL == "" {
+			if h.opts.manualLoginPossible() {
 				return h.waitManualLogin(ctx, page, step, err)
 			}
 			return fmt.Errorf("browser: logging in to %s failed at step %d (%s): %w", p.Name, i+1, step.What, err)

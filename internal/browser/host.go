@@ -58,6 +58,7 @@ const (
 	DefaultLoginTimeout   = 3 * time.Minute
 	DefaultLoginStep      = 15 * time.Second
 	DefaultAuthWait       = 3 * time.Second
+	DefaultCloseTimeout   = 15 * time.Second
 	DefaultJPEGQuality    = 80
 	DefaultLocale         = "en-CA"
 	quietWindow           = 100 * time.Millisecond
@@ -150,6 +151,8 @@ type Options struct {
 	// SkipAuthCheck turns off the signed-out check Screenshot does on store
 	// pages (for tests and browsing without an account).
 	SkipAuthCheck bool
+	// CloseTimeout bounds Close when its context has no deadline (15 s).
+	CloseTimeout time.Duration
 }
 
 func (o *Options) applyDefaults() {
@@ -188,6 +191,9 @@ func (o *Options) applyDefaults() {
 	}
 	if o.AuthWait <= 0 {
 		o.AuthWait = DefaultAuthWait
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = DefaultCloseTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -845,16 +851,26 @@ func (h *Host) current(ctx context.Context) (*generation, error) {
 // spawn runs fn on a goroutine the Host owns (Close waits for it). After
 // Close started waiting it runs nothing and returns false.
 func (h *Host) spawn(fn func()) bool {
+	if !h.own() {
+		return false
+	}
+	go func() {
+		defer h.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// own counts the calling goroutine among those Close waits for; the
+// caller must call h.wg.Done when it ends. After Close started waiting it
+// returns false and counts nothing.
+func (h *Host) own() bool {
 	h.spawnMu.Lock()
 	defer h.spawnMu.Unlock()
 	if h.noSpawn {
 		return false
 	}
 	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		fn()
-	}()
 	return true
 }
 
@@ -907,9 +923,15 @@ func (h *Host) proxyAllows(host string) bool {
 	return login && h.profile.LoginHostAllowed(host)
 }
 
-// Close closes every tab and the browser, within ctx's deadline (or a few
-// seconds), and stops the driver and the proxy. It is safe to call twice.
+// Close closes every tab and the browser, within ctx's deadline (or
+// Options.CloseTimeout when ctx has none), and stops the driver and the
+// proxy. It is safe to call twice.
 func (h *Host) Close(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.opts.CloseTimeout)
+		defer cancel()
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

@@ -399,3 +399,29 @@ func TestLaunchFailureIsOneClearLine(t *testing.T) {
 		t.Fatal("findChromium found nothing on a machine with Chromium installed")
 	}
 }
+
+// TestCloseWithoutDeadlineIsBounded: Close(context.Background()) must not
+// wait forever for a call that never ends; Options.CloseTimeout bounds it.
+func TestCloseWithoutDeadlineIsBounded(t *testing.T) {
+	requireBrowser(t)
+	site := newSite(t)
+	defer site.close()
+	o := baseOptions(t, siteProfile(), t.TempDir(), site.rules, nil)
+	o.CloseTimeout = 2 * time.Second
+	h := launch(t, o)
+	stuck := make(chan struct{})
+	defer close(stuck)
+	if !h.spawn(func() { <-stuck }) {
+		t.Fatal("the Host refused to start a goroutine before Close")
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Close(context.Background()) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Close = %v, want it to report the call that did not end (deadline exceeded)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close without a deadline did not return while a call hung")
+	}
+}

@@ -254,3 +254,25 @@ func TestOptionsValidate(t *testing.T) {
 		t.Error("remoteIsCDP misclassifies endpoints")
 	}
 }
+
+// TestManualLoginWaitIsNotCutShort: `login --headful --wait 5m` must give
+// the person the whole wait, beyond the scripted login's own bound.
+func TestManualLoginWaitIsNotCutShort(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+		want time.Duration
+	}{
+		{"headless", Options{Headless: true, ManualLoginWait: 5 * time.Minute}, DefaultLoginTimeout},
+		{"headful without a manual wait", Options{}, DefaultLoginTimeout},
+		{"headful with a manual wait", Options{ManualLoginWait: 5 * time.Minute}, DefaultLoginTimeout + 5*time.Minute},
+		{"remote browser", Options{RemoteURL: "http://127.0.0.1:9222", ManualLoginWait: 5 * time.Minute}, DefaultLoginTimeout},
+	}
+	for _, tt := range tests {
+		o := tt.o
+		o.applyDefaults()
+		if got := o.loginBudget(); got != tt.want {
+			t.Errorf("%s: login budget %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

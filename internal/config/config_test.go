@@ -726,3 +726,48 @@ func TestDocsListEveryOption(t *testing.T) {
 		}
 	}
 }
+
+// TestAddonOptionsThroughConfigFlag loads the add-on's own default options
+// (config.yaml at the repository root), written as the Supervisor writes
+// /data/options.json, through --config outside the add-on: every add-on
+// option must be a key the loader knows, with a value it can read.
+func TestAddonOptionsThroughConfigFlag(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addon struct {
+		Options map[string]any `yaml:"options"`
+	}
+	if err := yaml.Unmarshal(b, &addon); err != nil {
+		t.Fatal(err)
+	}
+	if len(addon.Options) == 0 {
+		t.Fatal("config.yaml has no options")
+	}
+	addon.Options["store"] = "demo"
+	addon.Options["telegram_chat_id"] = 123456789012
+	addon.Options["metro_password"] = "pw-never-shown"
+	js, err := json.Marshal(addon.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	path := filepath.Join(home, "options.json")
+	if err := os.WriteFile(path, js, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	f := BindFlags(fs)
+	if err := fs.Parse([]string{"--config", path, "--concurrency", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadOptions{HomeDir: home, LookupEnv: fakeEnv{}.lookup, Flags: f})
+	if err != nil {
+		t.Fatalf("Load(--config options.json): %v", err)
+	}
+	if cfg.ConfigFile != path || cfg.Store != "demo" || cfg.TelegramChatID != 123456789012 || cfg.Concurrency != 2 ||
+		cfg.MetroPassword.Reveal() != "pw-never-shown" || cfg.TimeBudget != DefaultTimeBudget || cfg.AddOn() {
+		t.Errorf("config from options.json = %s", cfg)
+	}
+}

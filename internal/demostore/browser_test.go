@@ -147,6 +147,7 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	if !visible(t, page, "#onetrust-banner-sdk") {
 		t.Fatal("no consent banner on the first visit")
 	}
+	wantOverlays(t, page, "first visit", Overlays{CookieBanner: true})
 
 	// While the consent banner is up, a tile click hits the dark filter.
 	if got := elementAt(t, page, fst(TileAddButton(0)), snd(TileAddButton(0))); !strings.Contains(got, "onetrust-pc-dark-filter") {
@@ -169,6 +170,7 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	if visible(t, page, "#onetrust-banner-sdk") {
 		t.Fatal("consent banner still visible after accepting")
 	}
+	wantOverlays(t, page, "after accepting cookies", Overlays{})
 	// Fixed elements sit where the layout functions say.
 	for _, c := range []struct {
 		name string
@@ -203,6 +205,7 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	// Scripted login: panel → identity host → back on the same page.
 	click(t, page, fst(AccountButton()), snd(AccountButton()))
 	shot(t, page, "panel")
+	wantOverlays(t, page, "login panel open", Overlays{})
 	if got := elementAt(t, page, fst(LoginPanelSignIn()), snd(LoginPanelSignIn())); got != "#login-panel-sign-in.btn" {
 		t.Fatalf("LoginPanelSignIn: element %q", got)
 	}
@@ -237,6 +240,7 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	click(t, page, fst(TileAddButton(0)), snd(TileAddButton(0)))
 	eventually(t, "the postal-code dialog", func() bool { return visible(t, page, "#postal-form") })
 	shot(t, page, "postal")
+	wantOverlays(t, page, "postal-code dialog open", Overlays{PostalCodeDialog: true})
 	if got := elementAt(t, page, fst(PostalCodeInput()), snd(PostalCodeInput())); got != "#postal-code-input" {
 		t.Fatalf("PostalCodeInput: element %q", got)
 	}
@@ -253,6 +257,7 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 		t.Fatalf("state after the postal code: %+v", st)
 	}
 	eventually(t, "the header counter", func() bool { return textOf(t, page, "#cart-count") == "1" })
+	wantOverlays(t, page, "after the postal code", Overlays{})
 
 	// Each tile button adds exactly its own product.
 	for i := 1; i < MaxTiles; i++ {
@@ -277,6 +282,7 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	// Product page button.
 	gotoURL(t, page, s.BaseURL()+"/en/online-grocery/aisles/fruits-vegetables/bananas/p/bananas-bunch")
 	shot(t, page, "product")
+	wantOverlays(t, page, "product page", Overlays{})
 	if got := elementAt(t, page, fst(ProductAddButton()), snd(ProductAddButton())); got != "#product-add.btn" {
 		t.Fatalf("ProductAddButton: element %q", got)
 	}
@@ -336,6 +342,18 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 		shot(t, page, "french")
 		gotoURL(t, page, "https://auth.moiid.ca"+authorizePath+"?redirect_uri=https%3A%2F%2Fwww.metro.ca%2Fen%2Fauth%2Fcallback&state=%2Fen")
 		shot(t, page, "auth")
+	}
+}
+
+// wantOverlays checks ReadScreen against what the real page shows.
+func wantOverlays(t *testing.T, page playwright.Page, when string, want Overlays) {
+	t.Helper()
+	b, err := page.Screenshot()
+	if err != nil {
+		t.Fatalf("screenshot (%s): %v", when, err)
+	}
+	if got, err := ReadScreen(b); err != nil || got != want {
+		t.Errorf("ReadScreen %s = %+v, %v; want %+v", when, got, err, want)
 	}
 }
 

@@ -250,6 +250,9 @@ func wholeNumber(num string) (int64, bool) {
 			return 0, false
 		}
 	}
+	if len(groups) > 1 && groups[0][0] == '0' {
+		return 0, false // "0.001" or "01,234" is no thousands grouping
+	}
 	if len(groups) > 1 && strings.Count(num, string(separatorOf(num))) != len(groups)-1 {
 		return 0, false // mixed grouping separators
 	}

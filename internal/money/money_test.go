@@ -71,6 +71,9 @@ func TestParse(t *testing.T) {
 		{"$4.99/", 0, false, ""},
 		{"$99999999999999999999", 0, false, ""},
 		{"-$1.00", 0, false, ""},
+		{"$0.001", 0, false, ""}, // not a thousands grouping: must not read as $1.00
+		{"0,001 $", 0, false, ""},
+		{"$01,234", 0, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

@@ -532,14 +532,12 @@ func (c *Client) Follow(ctx context.Context, bus *runstatus.Bus) (stop func()) {
 	}
 	sub := bus.Subscribe(256)
 	ctx, cancel := context.WithCancel(ctx)
-	unlink := context.AfterFunc(c.ctx, cancel)
 	done := make(chan struct{})
 	go func() {
 		defer c.handlers.Done()
 		defer close(done)
-		defer unlink()
 		defer sub.Close()
-		c.follow(ctx, sub)
+		c.consume(ctx, sub)
 	}()
 	return func() {
 		cancel()
@@ -547,14 +545,47 @@ func (c *Client) Follow(ctx context.Context, bus *runstatus.Bus) (stop func()) {
 	}
 }
 
-func (c *Client) follow(ctx context.Context, sub *runstatus.Subscription) {
+// Consume drives the sensors from sub on the caller's goroutine, like
+// Follow, until sub's channel closes (the bus closed: every event published
+// before is applied and published), ctx ends or the Client closes. It has
+// the shape of serve.Subscriber, for a caller that subscribed before the
+// broker answered (so a run started meanwhile is shown) or that must know
+// when the last events went out. The caller closes sub. It returns nil
+// when the bus closed, otherwise why it stopped.
+func (c *Client) Consume(ctx context.Context, sub *runstatus.Subscription) error {
+	if !c.track() {
+		return errors.New("mqtt: Consume on a closed client")
+	}
+	defer c.handlers.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return c.consume(ctx, sub)
+}
+
+// consume is Follow's and Consume's loop, stopped by c.ctx as well as ctx.
+func (c *Client) consume(ctx context.Context, sub *runstatus.Subscription) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	unlink := context.AfterFunc(c.ctx, cancel)
+	defer unlink()
+	if c.follow(ctx, sub) {
+		return nil
+	}
+	if c.ctx.Err() != nil {
+		return errors.New("mqtt: client closed")
+	}
+	return ctx.Err()
+}
+
+// follow applies sub's events until ctx ends (false) or sub closes (true).
+func (c *Client) follow(ctx context.Context, sub *runstatus.Subscription) bool {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case e, ok := <-sub.C:
 			if !ok {
-				return
+				return true
 			}
 			batch := []runstatus.Event{e}
 		drain:

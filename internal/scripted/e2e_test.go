@@ -3,11 +3,13 @@ package scripted_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,11 +123,20 @@ func (e *e2e) login(t *testing.T) {
 // run shops one item in a new tab with report tools that record the call.
 func (e *e2e) run(t *testing.T, goal string, extra ...agent.Tool) agent.Result {
 	t.Helper()
+	res, err := e.shop(goal, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// shop is run without the testing.T, for use from several goroutines.
+func (e *e2e) shop(goal string, extra ...agent.Tool) (agent.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tab, err := e.host.NewTab(ctx)
 	if err != nil {
-		t.Fatalf("new tab: %v", err)
+		return agent.Result{}, fmt.Errorf("new tab: %w", err)
 	}
 	defer tab.Close()
 	terminal := func(name string) agent.Tool {
@@ -142,7 +153,7 @@ func (e *e2e) run(t *testing.T, goal string, extra ...agent.Tool) agent.Result {
 		CallTimeout: 30 * time.Second,
 		Backoff:     []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond},
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, goal, tab, tools)
+	}, goal, tab, tools), nil
 }
 
 func TestE2EModelClicksPutTheItemInTheCart(t *testing.T) {
@@ -194,6 +205,45 @@ func TestE2EModelClicksPutTheItemInTheCart(t *testing.T) {
 }
 
 func usageOf(r agent.Result) agent.Usage { return r.Usage }
+
+// TestE2EConcurrentTabsMeetTheDialogsTogether: on a fresh session several
+// tabs click Add at once, each meets its own postal-code dialog, and each
+// answers what its own screen shows (no warm-up item needed).
+func TestE2EConcurrentTabsMeetTheDialogsTogether(t *testing.T) {
+	e := startE2E(t, scripted.Options{})
+	e.login(t)
+	if st := e.ds.State(); st.PostalCode != "" {
+		t.Fatalf("store state before the run = %+v, want the postal code pending", st)
+	}
+	items := []string{"milk", "eggs", "bananas"}
+	results := make([]agent.Result, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = e.shop("Item: " + item + "\nQuantity: 1\nPostal code: H3B 2Y5\n")
+		}()
+	}
+	wg.Wait()
+	for i, item := range items {
+		if errs[i] != nil {
+			t.Fatalf("%s: %v", item, errs[i])
+		}
+		if res := results[i]; !res.OK() || res.Tool != scripted.ToolReportAdded {
+			t.Errorf("%s: run = %s after %d turns, want report_item_added", item, res.FailureText(), res.Turns)
+			continue
+		}
+		first := demostore.Search(items[i])[0]
+		if got, want := results[i].Args["url"], demostore.ProductURL(first.ID); got != want {
+			t.Errorf("%s: reported url %v, want the product page %s", item, got, want)
+		}
+	}
+	if st := e.ds.State(); st.CartCount != len(items) || st.PostalCode != "H3B 2Y5" {
+		t.Errorf("store state = %+v, want %d units and the postal code", st, len(items))
+	}
+}
 
 func TestE2EBlockedNavigationIsReportedToTheModel(t *testing.T) {
 	e := startE2E(t, scripted.Options{Misbehave: map[string]scripted.Misbehaviour{"eggs": scripted.Checkout}})

@@ -6,8 +6,9 @@
 //
 // The planner is stateless between requests: everything it needs it derives
 // from the request (goal lines, its own earlier calls and notes, function
-// responses) and from the store's session state, so concurrent items,
-// retries and restarts behave.
+// responses, and — like the real model — the latest screenshot, which shows
+// this tab's cookie banner or postal-code dialog) and from the store's cart,
+// so concurrent items in several tabs, retries and restarts behave.
 package scripted
 
 import (
@@ -222,7 +223,16 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 	if !h.navigated(search) {
 		return say(fmt.Sprintf("Searching the store for %q.", g.Item), navigate(search))
 	}
-	if !st.ConsentAccepted {
+	// What this tab shows decides about the overlays: the store's state is
+	// shared by every tab of the browser, so another tab may already have
+	// answered a dialog this tab still shows. Without a readable screenshot,
+	// fall back to the store's state.
+	screen, seen := readScreen(req)
+	bannerUp := !st.ConsentAccepted
+	if seen {
+		bannerUp = screen.CookieBanner
+	}
+	if bannerUp {
 		x, y := p.norm(demostore.ConsentAcceptButton())
 		if h.clicks(x, y) >= 3 {
 			return gemini.Reply{Text: "The cookie banner does not go away; I cannot continue."}
@@ -273,7 +283,14 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 	ax, ay := p.norm(demostore.TileAddButton(chosen))
 	adds := h.clicks(ax, ay)
 	note := h.lastNote()
-	if note["postal"] == "expected" && h.lastTurnClicked(ax, ay) && st.PostalCode == "" {
+	dialogUp := note["postal"] == "expected" && h.lastTurnClicked(ax, ay) && st.PostalCode == ""
+	if seen {
+		dialogUp = screen.PostalCodeDialog
+	}
+	if dialogUp {
+		if h.typed(g.PostalCode) >= 3 {
+			return gemini.Reply{Text: "The store keeps asking for a postal code although I entered " + g.PostalCode + "; I cannot continue."}
+		}
 		ix, iy := p.norm(demostore.PostalCodeInput())
 		sx, sy := p.norm(demostore.PostalCodeSubmit())
 		return say("The store asks for a postal code; entering "+g.PostalCode+".",
@@ -281,6 +298,17 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 			click(sx, sy))
 	}
 	before := h.firstNoteInt("before")
+	if adds > 0 && adds < g.Quantity {
+		// One unit at a time: the next click only once the cart shows the
+		// last one (a dialog may still have been on its way).
+		if have := cartQuantity(p.opts.Store, prod.ID); have < before+adds {
+			if !h.lastTurnWaited() {
+				return say("Waiting for the cart to update.", gemini.Call("wait", map[string]any{"seconds": 1}))
+			}
+			return gemini.Reply{Text: fmt.Sprintf("I clicked Add to cart %d times but the cart shows %d of %s (expected %d); is the shopper signed in?",
+				adds, have, displayName(prod), before+adds)}
+		}
+	}
 	if adds < g.Quantity {
 		if adds == 0 {
 			before = cartQuantity(p.opts.Store, prod.ID)
@@ -301,7 +329,7 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 	return say("The cart shows it; reporting.", gemini.Call(ToolReportAdded, map[string]any{
 		"item_name":  displayName(prod),
 		"price_text": fmt.Sprintf("$%d.%02d", prod.PriceCents/100, prod.PriceCents%100),
-		"url":        search,
+		"url":        productURL(prod, search),
 		"quantity":   g.Quantity,
 	}))
 }
@@ -315,7 +343,7 @@ func (p *Planner) presentOptions(g Goal, results []demostore.Product, search, wh
 		opts = append(opts, map[string]any{
 			"name":       displayName(r),
 			"price":      fmt.Sprintf("$%d.%02d", r.PriceCents/100, r.PriceCents%100),
-			"url":        search,
+			"url":        productURL(r, search),
 			"product_id": r.ID,
 		})
 	}
@@ -325,6 +353,26 @@ func (p *Planner) presentOptions(g Goal, results []demostore.Product, search, wh
 // norm converts CSS pixels of the viewport to the model's 0–999 coordinates.
 func (p *Planner) norm(x, y int) (int, int) {
 	return x * 1000 / p.opts.Width, y * 1000 / p.opts.Height
+}
+
+// productURL is the product's page on the demo store; fallback (the search
+// page) when the store's catalogue does not know it.
+func productURL(pr demostore.Product, fallback string) string {
+	if u := demostore.ProductURL(pr.ID); u != "" {
+		return u
+	}
+	return fallback
+}
+
+// readScreen reads the overlays off the request's latest screenshot; false
+// when there is none or it is not a readable store page.
+func readScreen(req *gemini.Request) (demostore.Overlays, bool) {
+	shot, _ := req.LastImage()
+	if shot == nil {
+		return demostore.Overlays{}, false
+	}
+	o, err := demostore.ReadScreen(shot)
+	return o, err == nil
 }
 
 func displayName(pr demostore.Product) string {
@@ -422,6 +470,17 @@ func isClickAt(c *genai.FunctionCall, x, y int) bool {
 	cx, ok1 := c.Args["x"].(float64)
 	cy, ok2 := c.Args["y"].(float64)
 	return ok1 && ok2 && int(cx) == x && int(cy) == y
+}
+
+// typed counts the past type_text_at calls that typed text.
+func (h history) typed(text string) int {
+	n := 0
+	for _, c := range h.calls {
+		if c.Name == "type_text_at" && c.Args["text"] == text {
+			n++
+		}
+	}
+	return n
 }
 
 // clicks counts the past clicks at (x, y).

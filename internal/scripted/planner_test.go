@@ -43,6 +43,9 @@ type convo struct {
 	contents []*genai.Content
 	tools    []*genai.Tool
 	url      string
+	// screen, when set, is the screenshot the answer to the next step's
+	// calls carries (on its last response), as the agent sends it.
+	screen []byte
 }
 
 func newConvo(t *testing.T, p *scripted.Planner, goal string, declare ...string) *convo {
@@ -87,6 +90,10 @@ func (c *convo) step(responses map[string]map[string]any) gemini.Reply {
 			resp = map[string]any{"url": c.url}
 		}
 		answer.Parts = append(answer.Parts, genai.NewPartFromFunctionResponse(fc.Name, resp))
+	}
+	if c.screen != nil {
+		fr := answer.Parts[len(answer.Parts)-1].FunctionResponse
+		fr.Parts = []*genai.FunctionResponsePart{genai.NewFunctionResponsePartFromBytes(c.screen, "image/png")}
 	}
 	c.contents = append(c.contents, model, answer)
 	return r
@@ -144,9 +151,75 @@ func TestPlannerShopsWithDialogs(t *testing.T) {
 
 	fc := only(t, c.step(nil))
 	if fc.Name != scripted.ToolReportAdded || fc.Args["item_name"] != "Natrel 2% Partly Skimmed Milk, 2 L" ||
-		fc.Args["price_text"] != "$5.49" || fc.Args["quantity"] != 2 || fc.Args["url"] != milkURL {
+		fc.Args["price_text"] != "$5.49" || fc.Args["quantity"] != 2 || fc.Args["url"] != demostore.ProductURL("milk-2pct-2l") {
 		t.Fatalf("report = %s %v", fc.Name, fc.Args)
 	}
+}
+
+// TestPlannerReadsThisTabsScreen: the store's state is shared by all tabs,
+// so the overlays are decided from what this tab's screenshot shows.
+func TestPlannerReadsThisTabsScreen(t *testing.T) {
+	banner := demostore.SketchScreen(demostore.Overlays{CookieBanner: true})
+	dialog := demostore.SketchScreen(demostore.Overlays{PostalCodeDialog: true})
+	clear := demostore.SketchScreen(demostore.Overlays{})
+
+	t.Run("banner another tab already accepted", func(t *testing.T) {
+		store := &fakeStore{state: demostore.State{ConsentAccepted: true, PostalCode: "H2X 1Y4"}, cart: map[string]int{}}
+		c := newConvo(t, scripted.New(scripted.Options{Store: store}), "Item: milk")
+		c.screen = banner
+		only(t, c.step(nil)) // navigate; the page shows this tab's banner
+		c.screen = clear
+		wantClick(t, only(t, c.step(nil)), pt(demostore.ConsentAcceptButton()))
+		wantClick(t, only(t, c.step(nil)), pt(demostore.TileAddButton(0)))
+	})
+	t.Run("dialog another tab already answered", func(t *testing.T) {
+		store := &fakeStore{state: demostore.State{ConsentAccepted: true}, cart: map[string]int{}}
+		c := newConvo(t, scripted.New(scripted.Options{Store: store}), "Item: milk\nPostal code: H3B 2Y5")
+		c.screen = clear
+		only(t, c.step(nil)) // navigate
+		c.screen = dialog
+		wantClick(t, only(t, c.step(nil)), pt(demostore.TileAddButton(0)))
+		// Meanwhile another tab answered its own dialog: the store knows a
+		// postal code, but this tab's dialog is still open.
+		store.state.PostalCode = "H2X 1Y4"
+		c.screen = clear
+		r := c.step(nil)
+		if len(r.Calls) != 2 || r.Calls[0].Name != "type_text_at" || r.Calls[0].Args["text"] != "H3B 2Y5" {
+			t.Fatalf("turn after the add = %+v, want the postal code typed into this tab's dialog", r)
+		}
+		wantClick(t, r.Calls[1], pt(demostore.PostalCodeSubmit()))
+		store.cart["milk-2pct-2l"] = 1
+		if fc := only(t, c.step(nil)); fc.Name != scripted.ToolReportAdded {
+			t.Fatalf("call = %s %v, want the report", fc.Name, fc.Args)
+		}
+	})
+	t.Run("dialog shows up late", func(t *testing.T) {
+		store := &fakeStore{state: demostore.State{ConsentAccepted: true}, cart: map[string]int{}}
+		c := newConvo(t, scripted.New(scripted.Options{Store: store}), "Item: milk\nQuantity: 2")
+		c.screen = clear
+		only(t, c.step(nil)) // navigate
+		// The add's screenshot was taken before the dialog appeared.
+		wantClick(t, only(t, c.step(nil)), pt(demostore.TileAddButton(0)))
+		c.screen = dialog
+		if fc := only(t, c.step(nil)); fc.Name != "wait" {
+			t.Fatalf("call = %s, want a wait before the second unit (the cart does not show the first)", fc.Name)
+		}
+		c.screen = clear
+		if r := c.step(nil); len(r.Calls) != 2 || r.Calls[0].Name != "type_text_at" {
+			t.Fatalf("turn = %+v, want the dialog answered", r)
+		}
+		store.cart["milk-2pct-2l"] = 1
+		wantClick(t, only(t, c.step(nil)), pt(demostore.TileAddButton(0)))
+	})
+	t.Run("banner rejected earlier is not clicked for", func(t *testing.T) {
+		// "Reject all" leaves ConsentAccepted false for good; the screen
+		// shows no banner, so the planner goes on.
+		store := &fakeStore{state: demostore.State{PostalCode: "H2X 1Y4"}, cart: map[string]int{}}
+		c := newConvo(t, scripted.New(scripted.Options{Store: store}), "Item: milk")
+		c.screen = clear
+		only(t, c.step(nil))
+		wantClick(t, only(t, c.step(nil)), pt(demostore.TileAddButton(0)))
+	})
 }
 
 func TestPlannerVerifiesTheCart(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 // Reasons the run itself gives failed items (the agent's reasons are kept
@@ -104,10 +105,13 @@ func (o attemptOut) reason() string {
 func (r *run) shopItem(ctx context.Context, p *planned) {
 	it := &itemRun{r: r, p: p, query: p.item.Product, started: r.now()}
 	started := it.started
+	// The duplicates share the item's fate: they are in flight with it.
 	r.journal.Update(func(rec *JournalRecord) {
-		if ji := rec.item(p.item.ID); ji != nil {
-			ji.Status = ItemInFlight
-			ji.StartedAt = &started
+		for _, id := range it.ids() {
+			if ji := rec.item(id); ji != nil {
+				ji.Status = ItemInFlight
+				ji.StartedAt = &started
+			}
 		}
 	})
 	r.publish(runstatus.KindItemStarted, it.pendingResult(), "")
@@ -259,11 +263,7 @@ func (it *itemRun) onReport(ctx context.Context, e ending) {
 	r := it.r
 	fctx, cancel := r.finalCtx(ctx)
 	defer cancel()
-	ids := []string{it.p.item.ID}
-	for _, d := range it.p.duplicates {
-		ids = append(ids, d.ID)
-	}
-	for i, id := range ids {
+	for i, id := range it.ids() {
 		var err error
 		switch e.kind {
 		case endAdded:
@@ -280,13 +280,43 @@ func (it *itemRun) onReport(ctx context.Context, e ending) {
 			r.addWarning(fmt.Sprintf("%q could not be updated on the shopping list: %v", it.p.item.Name, err))
 		}
 	}
+	// The journal agrees with the list at once, duplicates included (the
+	// list marked them too), so a run killed now leaves no item the list
+	// marked but the journal calls unfinished.
 	res := it.resultFrom(e)
+	now := r.now()
 	r.journal.Update(func(rec *JournalRecord) {
 		if ji := rec.item(it.p.item.ID); ji != nil {
 			ji.Status = ItemDone
 			ji.Result = &res
 		}
+		for _, d := range it.p.duplicates {
+			if ji := rec.item(d.ID); ji != nil {
+				dr := it.duplicateResult(d, res.Outcome)
+				ji.Status = ItemDone
+				ji.Result = &dr
+				ji.FinishedAt = &now
+			}
+		}
 	})
+}
+
+// ids are the list item IDs this run updates: the item and its duplicates.
+func (it *itemRun) ids() []string {
+	ids := []string{it.p.item.ID}
+	for _, d := range it.p.duplicates {
+		ids = append(ids, d.ID)
+	}
+	return ids
+}
+
+// duplicateResult is the result of duplicate d when the item it repeats
+// ended with outcome.
+func (it *itemRun) duplicateResult(d shoppinglist.Item, outcome report.Outcome) report.ItemResult {
+	return report.ItemResult{
+		ItemID: d.ID, ItemName: d.Name, Quantity: d.Quantity, Outcome: report.OutcomeDuplicate,
+		Explanation: fmt.Sprintf("same as %q (%s)", it.p.item.Name, outcome),
+	}
 }
 
 // finish records the item's final result: list (for failures; reports
@@ -296,11 +326,7 @@ func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
 	r := it.r
 	if res.Outcome == report.OutcomeFailed {
 		fctx, cancel := r.finalCtx(ctx)
-		ids := []string{it.p.item.ID}
-		for _, d := range it.p.duplicates {
-			ids = append(ids, d.ID)
-		}
-		for i, id := range ids {
+		for i, id := range it.ids() {
 			reason := res.Explanation
 			if i > 0 {
 				reason = fmt.Sprintf("same as %q: %s", it.p.item.Name, reason)
@@ -316,11 +342,7 @@ func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
 	r.log.Info("item finished", "item", res.ItemName, "outcome", res.Outcome, "product", res.ProductName,
 		"price", res.Price.Text, "turns", res.Turns, "attempts", res.Attempts, "duration", res.Duration.Round(time.Millisecond), "explanation", res.Explanation)
 	for _, d := range it.p.duplicates {
-		dr := report.ItemResult{
-			ItemID: d.ID, ItemName: d.Name, Quantity: d.Quantity, Outcome: report.OutcomeDuplicate,
-			Explanation: fmt.Sprintf("same as %q (%s)", it.p.item.Name, res.Outcome),
-		}
-		r.record(d.ID, dr)
+		r.record(d.ID, it.duplicateResult(d, res.Outcome))
 	}
 }
 
@@ -354,10 +376,7 @@ func (r *run) record(id string, res report.ItemResult) {
 func (it *itemRun) interrupted() {
 	r := it.r
 	r.log.Info("item interrupted; left unchanged on the list", "item", it.p.item.Name)
-	ids := []string{it.p.item.ID}
-	for _, d := range it.p.duplicates {
-		ids = append(ids, d.ID)
-	}
+	ids := it.ids()
 	r.journal.Update(func(rec *JournalRecord) {
 		for _, id := range ids {
 			if ji := rec.item(id); ji != nil && ji.Status != ItemDone {

@@ -732,3 +732,58 @@ func TestBrowserGoneForGood(t *testing.T) {
 		t.Error("an item was started after the browser was gone for good")
 	}
 }
+
+// TestReportUpdatesListAndJournalAtOnce: a report updates the list — the
+// item and its duplicates — and the journal on disk before the agent has
+// even returned; until then the duplicates are in flight with their item.
+// A run killed right after the report leaves list and journal agreeing.
+func TestReportUpdatesListAndJournalAtOnce(t *testing.T) {
+	p := newFakeProvider("milk", "bread", "2x Milk")
+	h := &fakeHost{authed: true}
+	var cfg Config
+	journal := func() map[string]ItemStatus {
+		rec, err := ReadJournal(filepath.Join(cfg.JournalDir, cfg.RunID+".json"))
+		if err != nil {
+			t.Error(err)
+		}
+		st := map[string]ItemStatus{}
+		for _, ji := range rec.Items {
+			st[ji.Name] = ji.Status
+		}
+		return st
+	}
+	var before, after map[string]ItemStatus
+	var listAfter map[string]string
+	a := newFakeAgent(map[string]behaviour{
+		"milk": func(ctx context.Context, c *fakeCall) agent.Result {
+			before = journal()
+			_, res, _ := c.use(ctx, ToolReportAdded, map[string]any{"item_name": "Natrel 2% 2 L", "price_text": "$5.49", "url": "u", "quantity": float64(2)})
+			after, listAfter = journal(), p.outcomes()
+			return res
+		},
+		"bread": added("Bread", "$3"),
+	})
+	cfg = baseConfig(t, p, h, a)
+	cfg.RunID = "at-once"
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(before) != fmt.Sprint(map[string]ItemStatus{"milk": ItemInFlight, "bread": ItemPending, "2x Milk": ItemInFlight}) {
+		t.Errorf("journal before the report = %v, want milk and its duplicate in flight", before)
+	}
+	if fmt.Sprint(listAfter) != "map[id1:added id3:added]" {
+		t.Errorf("list right after the report = %v, want milk and its duplicate completed", listAfter)
+	}
+	if after["milk"] != ItemDone || after["2x Milk"] != ItemDone {
+		t.Errorf("journal right after the report = %v, want milk and its duplicate done", after)
+	}
+	rec, err := ReadJournal(filepath.Join(cfg.JournalDir, cfg.RunID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ji := range rec.Items {
+		if ji.Name == "2x Milk" && (ji.Result == nil || ji.Result.Outcome != report.OutcomeDuplicate || ji.DuplicateOf != "id1") {
+			t.Errorf("duplicate in the journal = %+v", ji)
+		}
+	}
+}

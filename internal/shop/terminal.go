@@ -214,8 +214,13 @@ func PrintResult(w io.Writer, res Result) {
 	}
 }
 
-// PrintJSON writes the result as indented JSON.
+// PrintJSON writes the result as indented JSON. The summary's items are
+// always a list ([] for a run that could not start), so a script can iterate
+// them without checking for null.
 func PrintJSON(w io.Writer, res Result) error {
+	if res.Summary.Items == nil {
+		res.Summary.Items = []report.ItemResult{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)

@@ -90,3 +90,25 @@ func TestPrintResult(t *testing.T) {
 		t.Errorf("JSON round trip: %v %+v", err, back)
 	}
 }
+
+// TestPrintJSONCannotRun: the result of a run that could not start still
+// has the documented shape: state, error and an empty item list (not null).
+func TestPrintJSONCannotRun(t *testing.T) {
+	var b bytes.Buffer
+	if err := PrintJSON(&b, Result{State: runstatus.StateFailed, Error: "read the shopping list: no such file"}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		State   string `json:"state"`
+		Error   string `json:"error"`
+		Summary struct {
+			Items []json.RawMessage `json:"items"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.State != "failed" || got.Error == "" || got.Summary.Items == nil || !strings.Contains(b.String(), `"items": []`) {
+		t.Errorf("JSON of a run that could not run:\n%s", b.String())
+	}
+}

@@ -264,6 +264,40 @@ func hostMatches(patterns []string, host string) bool {
 	return false
 }
 
+// unescapeValid decodes every valid %XX escape of s and keeps invalid ones
+// ("%zz", a trailing "%") as they are, so one bad escape cannot hide a
+// blocked path that is encoded elsewhere in the same address.
+func unescapeValid(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
 // localePrefixes are language segments a store puts before its paths.
 var localePrefixes = map[string]bool{"en": true, "fr": true, "en-ca": true, "fr-ca": true, "en_ca": true, "fr_ca": true}
 
@@ -274,8 +308,8 @@ var localePrefixes = map[string]bool{"en": true, "fr": true, "en-ca": true, "fr-
 // ("/en/", "/fr/") removed.
 func NormalizePath(p string) []string {
 	for range 3 {
-		d, err := url.PathUnescape(p)
-		if err != nil || d == p {
+		d := unescapeValid(p)
+		if d == p {
 			break
 		}
 		p = d

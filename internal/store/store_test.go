@@ -100,6 +100,7 @@ func TestPathBlocked(t *testing.T) {
 		"/payment", "/en/payment/card", "/billing", "/login", "/fr/login", "/logout", "/signup", "/register",
 		"/account/settings", "/en/account/settings/", "/Account/Edit", "/account%2Fsettings", "/password", "/password-reset",
 		`/en\checkout`,
+		"/%63heckout/%zz", "/%zz/%63heckout", "/en/%63heckout/%", // one invalid escape must not stop the decoding
 	}
 	for _, path := range blocked {
 		if !p.PathBlocked(path) {

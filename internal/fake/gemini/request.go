@@ -206,3 +206,32 @@ func (r *Request) ComputerUse() *genai.ComputerUse {
 	}
 	return nil
 }
+
+// LastImage returns the most recent image of the request (an inline image
+// part or an image part of a function response) and its media type: the
+// screen as the client last showed it. It returns nil when there is none.
+func (r *Request) LastImage() ([]byte, string) {
+	for i := len(r.Contents) - 1; i >= 0; i-- {
+		c := r.Contents[i]
+		if c == nil {
+			continue
+		}
+		for j := len(c.Parts) - 1; j >= 0; j-- {
+			p := c.Parts[j]
+			if p == nil {
+				continue
+			}
+			if p.FunctionResponse != nil {
+				for k := len(p.FunctionResponse.Parts) - 1; k >= 0; k-- {
+					if fp := p.FunctionResponse.Parts[k]; fp != nil && fp.InlineData != nil && strings.HasPrefix(fp.InlineData.MIMEType, "image/") {
+						return fp.InlineData.Data, fp.InlineData.MIMEType
+					}
+				}
+			}
+			if p.InlineData != nil && strings.HasPrefix(p.InlineData.MIMEType, "image/") {
+				return p.InlineData.Data, p.InlineData.MIMEType
+			}
+		}
+	}
+	return nil, ""
+}

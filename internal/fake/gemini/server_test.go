@@ -206,3 +206,25 @@ func TestProtocolViolationsAreRejected(t *testing.T) {
 		t.Errorf("unknown method: %d", code)
 	}
 }
+
+func TestRequestLastImage(t *testing.T) {
+	r := &gemini.Request{}
+	if b, mime := r.LastImage(); b != nil || mime != "" {
+		t.Fatalf("empty request LastImage = %q, %q", b, mime)
+	}
+	r.Contents = []*genai.Content{
+		{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromText("goal"), genai.NewPartFromBytes([]byte("first"), "image/png")}},
+		{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "click_at"}}, {FunctionCall: &genai.FunctionCall{Name: "click_at"}}}},
+	}
+	if b, mime := r.LastImage(); string(b) != "first" || mime != "image/png" {
+		t.Fatalf("LastImage = %q, %q; want the first turn's screenshot", b, mime)
+	}
+	r.Contents = append(r.Contents, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+		genai.NewPartFromFunctionResponseWithParts("click_at", map[string]any{"url": "u"},
+			[]*genai.FunctionResponsePart{genai.NewFunctionResponsePartFromBytes([]byte("after"), "image/jpeg")}),
+		genai.NewPartFromFunctionResponse("click_at", map[string]any{"url": "u"}),
+	}})
+	if b, mime := r.LastImage(); string(b) != "after" || mime != "image/jpeg" {
+		t.Fatalf("LastImage = %q, %q; want the latest function response's screenshot", b, mime)
+	}
+}
