@@ -32,6 +32,10 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels ctx and the command stops cleanly; from then
+	// on the default handling is back, so a second Ctrl-C ends the process
+	// at once instead of waiting for the clean-up.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
 	os.Exit(code)

@@ -104,8 +104,8 @@ type Config struct {
 	// item is shopped alone (for at most WarmUpLimit) before the others
 	// fan out: a fresh session meets its one-time dialogs (cookie consent,
 	// the postal code / delivery dialog on the first add) in one tab
-	// instead of in every tab at once, where the tabs would race to answer
-	// them and each agent would pay model turns for the same dialog.
+	// instead of in every tab at once, so only one agent pays model turns
+	// for them.
 	SkipWarmUp bool
 	// RetryTagged shops items tagged #404/#failed by an earlier run.
 	RetryTagged bool
