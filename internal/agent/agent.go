@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultModel is the Computer Use model used when Config.Model is empty.
-const DefaultModel = "gemini-2.5-computer-use-preview-10-2025"
+const DefaultModel = "gemini-3.6-flash"
 
 // Defaults for the zero values of Config.
 const (

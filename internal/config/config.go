@@ -76,7 +76,7 @@ type Config struct {
 
 // Default values.
 const (
-	DefaultModel           = "gemini-2.5-computer-use-preview-10-2025"
+	DefaultModel           = "gemini-3.6-flash"
 	DefaultStore           = "metro"
 	DefaultConcurrency     = 1
 	DefaultTimeBudget      = 5 * time.Minute
@@ -88,10 +88,10 @@ const (
 	DefaultTelegramTimeout = 10 * time.Minute
 	DefaultSupervisorURL   = "http://supervisor"
 	DefaultLogLevel        = "info"
-	// Gemini 2.5 Computer Use list prices (USD per million tokens, prompts up
-	// to 200k tokens); only used for the cost estimate in the summary.
-	DefaultInputPricePerMTok  = 1.25
-	DefaultOutputPricePerMTok = 10.0
+	// Gemini 3.6 Flash list prices (USD per million tokens); only used for
+	// the cost estimate in the summary. Set them for another model.
+	DefaultInputPricePerMTok  = 1.50
+	DefaultOutputPricePerMTok = 7.50
 	// ScriptedModel selects the offline scripted planner (works with the demo store only).
 	ScriptedModel = "scripted"
 )
