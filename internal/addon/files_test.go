@@ -322,3 +322,13 @@ func TestRepositoryFile(t *testing.T) {
 		t.Errorf("repository.yaml url %q differs from config.yaml url %q", r.URL, m.URL)
 	}
 }
+
+// DOCS.md (the add-on's Documentation tab) has a table row for every option.
+func TestDocsListEveryOption(t *testing.T) {
+	docs := string(readFile(t, "DOCS.md"))
+	for key := range loadManifest(t).Options {
+		if !strings.Contains(docs, "| `"+key+"` |") {
+			t.Errorf("DOCS.md has no table row for option %q", key)
+		}
+	}
+}
