@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
@@ -196,7 +197,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	if err != nil {
 		return err
 	}
-	stopMQTT := serveWireMQTT(ctx, cfg, logger, bus, srv)
+	stopMQTT := serveWireMQTT(ctx, cfg, logger, bus, srv, defaultMQTTLookupRetry)
 	defer stopMQTT()
 	return srv.Run(ctx)
 }
@@ -210,8 +211,9 @@ const mqttDrainTimeout = 10 * time.Second
 // not hold up the rest of serve) and, once connected, publishes the
 // discovery entities, drives the sensors from the run's events and routes
 // button presses to starter. With mqtt_cleanup it deletes the entities
-// instead. No broker configured or offered by the Supervisor: serve runs
-// without MQTT.
+// instead. No broker configured and not an add-on: serve runs without MQTT.
+// As the add-on without mqtt_broker it asks the Supervisor for the broker
+// until it gets one, with retry's backoff (serveResolveMQTTBroker).
 //
 // It subscribes to bus at once, so a run started before the broker answered
 // is still shown, and follows it until the bus closes — serve closes it
@@ -220,7 +222,7 @@ const mqttDrainTimeout = 10 * time.Second
 // func, called once serve has stopped, stops connecting, lets the sensors
 // publish the last events (at most mqttDrainTimeout), then publishes
 // "offline" and disconnects.
-func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, starter mqtt.Starter) func() {
+func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, starter mqtt.Starter, retry mqttLookupRetry) func() {
 	sub := bus.Subscribe(256)
 	connectCtx, stopConnecting := context.WithCancel(ctx)
 	followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
@@ -228,12 +230,14 @@ func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	go func() {
 		defer close(done)
 		defer sub.Close()
-		broker, err := mqtt.ResolveBroker(connectCtx, cfg, nil)
-		if errors.Is(err, mqtt.ErrNoBroker) {
+		broker, err := serveResolveMQTTBroker(connectCtx, cfg, logger, retry)
+		switch {
+		case err != nil && connectCtx.Err() != nil:
+			return // serve stopped while the lookup waited
+		case errors.Is(err, mqtt.ErrNoBroker):
 			logger.Info("MQTT is not available: no dashboard button or sensors", "reason", err)
 			return
-		}
-		if err != nil {
+		case err != nil:
 			logger.Warn("MQTT is not available: no dashboard button or sensors", "error", err)
 			return
 		}
@@ -277,6 +281,63 @@ func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 			<-done
 		}
 		stopFollowing()
+	}
+}
+
+// mqttLookupRetry is the backoff with which serve asks the Supervisor again
+// for the MQTT broker: First after the first failure, doubling up to Max.
+type mqttLookupRetry struct {
+	First, Max time.Duration
+}
+
+// defaultMQTTLookupRetry: 5 s, 10 s, 20 s … up to 5 min apart, until serve stops.
+var defaultMQTTLookupRetry = mqttLookupRetry{First: 5 * time.Second, Max: 5 * time.Minute}
+
+// serveResolveMQTTBroker picks the broker for serve (mqtt.ResolveBroker).
+// As the add-on without mqtt_broker, the Supervisor may be restarting
+// (connection refused, 5xx) or the Mosquitto add-on not started yet
+// ("Service not enabled", mqtt.ErrNoBroker): it asks again with retry's
+// backoff until it gets a broker or ctx ends. A refusal
+// (mqtt.ErrSupervisorRefused: 401/403) is returned at once, since asking
+// again cannot fix it. The first failure is logged at Warn with what to
+// do, the later ones at Debug, the broker found at Info.
+func serveResolveMQTTBroker(ctx context.Context, cfg config.Config, logger *slog.Logger, retry mqttLookupRetry) (mqtt.Broker, error) {
+	addon := strings.TrimSpace(cfg.MQTTBroker) == "" && cfg.SupervisorToken.IsSet()
+	if retry.First <= 0 || retry.Max < retry.First {
+		retry = defaultMQTTLookupRetry
+	}
+	delay := retry.First
+	for attempt := 1; ; attempt++ {
+		broker, err := mqtt.ResolveBroker(ctx, cfg, nil)
+		if err == nil {
+			if addon {
+				logger.Info("MQTT: using the broker the Supervisor offers", "broker", broker, "attempts", attempt)
+			}
+			return broker, nil
+		}
+		if !addon || ctx.Err() != nil || errors.Is(err, mqtt.ErrSupervisorRefused) {
+			return mqtt.Broker{}, err
+		}
+		switch {
+		case attempt > 1:
+			logger.Debug("MQTT: still no broker from the Supervisor; retrying", "attempt", attempt, "retry_in", delay, "error", err)
+		case errors.Is(err, mqtt.ErrNoBroker):
+			logger.Warn("MQTT: the Supervisor offers no MQTT broker yet; no dashboard button or sensors until it does. "+
+				"Install and start the Mosquitto broker add-on (or set mqtt_broker); serve keeps asking in the background",
+				"retry_in", delay, "error", err)
+		default:
+			logger.Warn("MQTT: cannot ask the Supervisor for the MQTT broker (it may be restarting); no dashboard button or sensors "+
+				"until it answers. serve keeps asking in the background; if this persists, check the Supervisor's log",
+				"retry_in", delay, "error", err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return mqtt.Broker{}, fmt.Errorf("asking the Supervisor for the MQTT broker: %w", ctx.Err())
+		case <-t.C:
+		}
+		delay = min(delay*2, retry.Max)
 	}
 }
 

@@ -2,13 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -17,53 +12,12 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/fake/supervisor"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/serve"
+	"github.com/gemini-supply/gemini-supply/internal/testbroker"
 )
-
-// startTestBroker runs a real mosquitto on a free loopback port until the
-// test ends and returns its tcp:// URL.
-func startTestBroker(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("GEMINI_SUPPLY_TEST_MOSQUITTO")
-	if bin == "" {
-		if testing.Short() {
-			t.Skip("broker test skipped in -short mode")
-		}
-		t.Fatal("GEMINI_SUPPLY_TEST_MOSQUITTO is not set: run make test (scripts/setup.sh installs mosquitto)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	body := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-c", conf)
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start mosquitto: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	pollUntil(t, "mosquitto to accept connections", func() bool {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, out.String)
-	return "tcp://" + addr
-}
 
 // pollUntil polls cond (every 10 ms, at most 20 s) and fails with logs().
 func pollUntil(t *testing.T, what string, cond func() bool, logs func() string) {
@@ -140,7 +94,7 @@ func (r *blockingRunner) Run(ctx context.Context, req runstatus.Request) (report
 // shutdown (SIGTERM: ctx cancelled) the cancelled run's final state is
 // published before availability goes offline.
 func TestServeMQTTButtonStartsRun(t *testing.T) {
-	url := startTestBroker(t)
+	url := testbroker.Start(t, testbroker.Options{}).URL()
 	w := watchBroker(t, url, "gemini_supply/#")
 
 	logs := &lockedBuffer{}
@@ -155,7 +109,7 @@ func TestServeMQTTButtonStartsRun(t *testing.T) {
 
 	ctx, sigterm := context.WithCancel(context.Background())
 	defer sigterm()
-	stopMQTT := serveWireMQTT(ctx, cfg, logger, bus, srv)
+	stopMQTT := serveWireMQTT(ctx, cfg, logger, bus, srv, defaultMQTTLookupRetry)
 	served := make(chan error, 1)
 	go func() { served <- srv.Run(ctx) }()
 
@@ -198,5 +152,164 @@ func TestServeMQTTButtonStartsRun(t *testing.T) {
 	if got := w.get("gemini_supply/status"); got != string(runstatus.StateCancelled) {
 		t.Errorf("status after shutdown = %q, want %q (the cancelled run's final state was not published before going offline); log:\n%s",
 			got, runstatus.StateCancelled, logs.String())
+	}
+}
+
+// fastLookup is a backoff that keeps the Supervisor lookup tests quick.
+var fastLookup = mqttLookupRetry{First: time.Millisecond, Max: 20 * time.Millisecond}
+
+// mqttLookups counts the GET /services/mqtt requests sv received.
+func mqttLookups(sv *supervisor.Server) int {
+	n := 0
+	for _, r := range sv.Requests() {
+		if r.Path == "/services/mqtt" {
+			n++
+		}
+	}
+	return n
+}
+
+// wireMQTTForTest starts serveWireMQTT with a fake run and a debug logger;
+// the returned stop func may be called more than once.
+func wireMQTTForTest(t *testing.T, cfg config.Config, retry mqttLookupRetry) (stop func(), logs *lockedBuffer) {
+	t.Helper()
+	logs = &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	bus := &runstatus.Bus{}
+	srv, err := serve.New(serve.Options{Runner: &blockingRunner{bus: bus, requests: make(chan runstatus.Request, 4)}, Bus: bus, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop = sync.OnceFunc(serveWireMQTT(ctx, cfg, logger, bus, srv, retry))
+	t.Cleanup(func() { cancel(); stop() })
+	return stop, logs
+}
+
+// stopWithin calls stop and fails if it does not return within 20 s.
+func stopWithin(t *testing.T, stop func(), logs *lockedBuffer) {
+	t.Helper()
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("stopping MQTT did not return; log:\n%s", logs.String())
+	}
+}
+
+// logLines returns the log lines at level (e.g. "WARN") that contain s.
+func logLines(logs *lockedBuffer, level, s string) []string {
+	var out []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "level="+level+" ") && strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestServeMQTTWaitsForSupervisorBroker: as the add-on (SUPERVISOR_TOKEN,
+// no mqtt_broker), serve keeps asking the Supervisor for the broker while
+// the Supervisor is unavailable (503) and while the Mosquitto add-on is not
+// started ("Service not enabled"), then connects and publishes discovery and
+// "online" — without a restart. Only the first failure is a warning; the
+// broker found is logged at Info; the token is never logged.
+func TestServeMQTTWaitsForSupervisorBroker(t *testing.T) {
+	const token = "sv-token-QWERTY-123"
+	broker := testbroker.Start(t, testbroker.Options{})
+	w := watchBroker(t, broker.URL(), "#")
+	sv := supervisor.New(token)
+	defer sv.Close()
+	sv.SetMQTTError(http.StatusServiceUnavailable, "System is not ready")
+
+	stop, logs := wireMQTTForTest(t, config.Config{SupervisorToken: token, SupervisorURL: sv.URL}, fastLookup)
+
+	pollUntil(t, "lookups while the Supervisor answers 503", func() bool { return mqttLookups(sv) >= 3 }, logs.String)
+	sv.SetMQTTError(0, "") // the Supervisor is back; the Mosquitto add-on is not started yet
+	n := mqttLookups(sv)
+	pollUntil(t, "lookups while the MQTT service is not enabled", func() bool { return mqttLookups(sv) >= n+2 }, logs.String)
+	pollUntil(t, "the not-enabled answer in the debug log", func() bool {
+		return len(logLines(logs, "DEBUG", "Service not enabled")) > 0
+	}, logs.String)
+	sv.SetMQTT(&supervisor.MQTTService{Host: broker.Host(), Port: broker.Port()})
+
+	pollUntil(t, "discovery of the Start button", func() bool {
+		return strings.Contains(w.get("homeassistant/button/gemini_supply/start/config"), `"command_topic"`)
+	}, logs.String)
+	pollUntil(t, "availability online", func() bool { return w.get("gemini_supply/availability") == "online" }, logs.String)
+
+	if warns := logLines(logs, "WARN", "MQTT"); len(warns) != 1 || !strings.Contains(warns[0], "503") ||
+		!strings.Contains(warns[0], "keeps asking") {
+		t.Errorf("want exactly one MQTT warning, for the first (503) failure, saying serve keeps asking; got %q", warns)
+	}
+	if len(logLines(logs, "INFO", "MQTT: using the broker the Supervisor offers")) != 1 {
+		t.Errorf("the broker found is not logged at Info; log:\n%s", logs.String())
+	}
+	stopWithin(t, stop, logs)
+	pollUntil(t, "availability offline", func() bool { return w.get("gemini_supply/availability") == "offline" }, logs.String)
+	if strings.Contains(logs.String(), token) {
+		t.Errorf("the log shows the Supervisor token:\n%s", logs.String())
+	}
+}
+
+// TestServeMQTTLookupGivesUp: a refusal by the Supervisor (401, 403) is not
+// retried, and without mqtt_broker outside an add-on the Supervisor is not
+// asked at all: serve runs without MQTT, saying why.
+func TestServeMQTTLookupGivesUp(t *testing.T) {
+	tests := []struct {
+		name        string
+		token       string // the add-on's token; the Supervisor accepts "tok"
+		noAccess    bool
+		wantLookups int
+		wantLog     string
+	}{
+		{name: "token refused (401)", token: "stale-token", wantLookups: 1,
+			wantLog: `level=WARN msg="MQTT is not available: no dashboard button or sensors" error="the Supervisor refused the request: it refused the add-on token (401`},
+		{name: "no access to the MQTT service (403)", token: "tok", noAccess: true, wantLookups: 1,
+			wantLog: `level=WARN msg="MQTT is not available: no dashboard button or sensors" error="the Supervisor refused the request: it denied access`},
+		{name: "not an add-on, no mqtt_broker", wantLookups: 0,
+			wantLog: `level=INFO msg="MQTT is not available: no dashboard button or sensors" reason="mqtt_broker is not set and this is not an add-on`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sv := supervisor.New("tok")
+			defer sv.Close()
+			sv.SetMQTT(&supervisor.MQTTService{Host: "127.0.0.1", Port: 1})
+			sv.SetMQTTAccess(!tc.noAccess)
+			cfg := config.Config{SupervisorURL: sv.URL, SupervisorToken: config.Secret(tc.token)}
+
+			stop, logs := wireMQTTForTest(t, cfg, fastLookup)
+			// This line is logged only once the lookup gave up and the
+			// goroutine is returning: no request can follow it.
+			pollUntil(t, "serve giving up on MQTT", func() bool { return strings.Contains(logs.String(), tc.wantLog) }, logs.String)
+			stopWithin(t, stop, logs)
+			if got := mqttLookups(sv); got != tc.wantLookups {
+				t.Errorf("the Supervisor was asked %d times, want %d; log:\n%s", got, tc.wantLookups, logs.String())
+			}
+			if strings.Contains(logs.String(), "keeps asking") {
+				t.Errorf("serve said it keeps asking; log:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// TestServeMQTTLookupStopsDuringBackoff: stopping serve ends a lookup that
+// waits between attempts at once, not after the backoff.
+func TestServeMQTTLookupStopsDuringBackoff(t *testing.T) {
+	sv := supervisor.New("tok")
+	defer sv.Close()
+	sv.SetMQTTError(http.StatusBadGateway, "Bad Gateway")
+	stop, logs := wireMQTTForTest(t, config.Config{SupervisorToken: "tok", SupervisorURL: sv.URL},
+		mqttLookupRetry{First: time.Hour, Max: time.Hour})
+	pollUntil(t, "the first failure's warning", func() bool {
+		return len(logLines(logs, "WARN", "keeps asking")) == 1
+	}, logs.String)
+	stopWithin(t, stop, logs)
+	if got := mqttLookups(sv); got != 1 {
+		t.Errorf("the Supervisor was asked %d times, want 1", got)
+	}
+	if strings.Contains(logs.String(), "MQTT is not available") {
+		t.Errorf("stopping serve was reported as MQTT failing; log:\n%s", logs.String())
 	}
 }

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +16,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/testbroker"
 )
 
 // lockedBuffer collects a child process's output safely.
@@ -51,49 +49,6 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, l
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startMosquitto runs a real broker on a free loopback port until the test ends.
-func startMosquitto(t *testing.T) int {
-	t.Helper()
-	bin := os.Getenv("GEMINI_SUPPLY_TEST_MOSQUITTO")
-	if bin == "" {
-		t.Fatal("GEMINI_SUPPLY_TEST_MOSQUITTO is not set: run make test (scripts/setup.sh installs mosquitto)")
-	}
-	port := freePort(t)
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	body := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-c", conf)
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start mosquitto: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	waitFor(t, "mosquitto to accept connections", 10*time.Second, func() bool {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, out.String)
-	return port
-}
-
 // buildBinary builds cmd/gemini-supply into a temp dir.
 func buildBinary(t *testing.T) string {
 	t.Helper()
@@ -115,10 +70,10 @@ func TestAddonSmoke(t *testing.T) {
 		t.Skip("starts mosquitto and the binary")
 	}
 	const supervisorToken = "smoke-supervisor-token"
-	port := startMosquitto(t)
+	broker := testbroker.Start(t, testbroker.Options{})
 	ha, err := fakeha.Start(fakeha.Options{
 		SupervisorToken: supervisorToken,
-		MQTT:            &fakeha.MQTTService{Host: "127.0.0.1", Port: port, Protocol: "3.1.1"},
+		MQTT:            &fakeha.MQTTService{Host: broker.Host(), Port: broker.Port(), Protocol: "3.1.1"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +85,7 @@ func TestAddonSmoke(t *testing.T) {
 	seen := map[string][]byte{}
 	var mu sync.Mutex
 	watcher := paho.NewClient(paho.NewClientOptions().
-		AddBroker("tcp://127.0.0.1:" + strconv.Itoa(port)).SetClientID("smoke-watcher"))
+		AddBroker(broker.URL()).SetClientID("smoke-watcher"))
 	if tok := watcher.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("watcher connect: %v", tok.Error())
 	}

@@ -22,6 +22,13 @@ import (
 // Supervisor. Callers treat it as "run without MQTT", not as a failure.
 var ErrNoBroker = errors.New("no MQTT broker available")
 
+// ErrSupervisorRefused means the Supervisor refused the add-on's request for
+// the MQTT service (401: the token is not accepted; 403: the add-on does not
+// declare the mqtt service). Asking again does not help: it needs a fixed
+// token or add-on manifest. Other Supervisor failures (unreachable, 5xx, no
+// MQTT service yet) may pass.
+var ErrSupervisorRefused = errors.New("the Supervisor refused the request")
+
 // Broker says where and how to connect. Its String and LogValue never show
 // the username or the password.
 type Broker struct {
@@ -126,7 +133,8 @@ type supervisorMQTT struct {
 // BrokerFromSupervisor asks the Supervisor which broker the MQTT service
 // (normally the Mosquitto add-on) offers: GET {supervisorURL}/services/mqtt
 // with the add-on's token. It returns an error wrapping ErrNoBroker when the
-// Supervisor has no MQTT service. A nil httpClient uses a client with a 10 s
+// Supervisor has no MQTT service (the Mosquitto add-on is not installed or
+// not started yet) and one wrapping ErrSupervisorRefused on 401/403. A nil httpClient uses a client with a 10 s
 // timeout. The token never appears in errors or logs.
 func BrokerFromSupervisor(ctx context.Context, supervisorURL string, token config.Secret, httpClient *http.Client) (Broker, error) {
 	if !token.IsSet() {
@@ -162,9 +170,9 @@ func BrokerFromSupervisor(ctx context.Context, supervisorURL string, token confi
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return Broker{}, fmt.Errorf("the Supervisor refused the add-on token (401 %s): check that SUPERVISOR_TOKEN is the one the Supervisor gave this add-on", msg)
+		return Broker{}, fmt.Errorf("%w: it refused the add-on token (401 %s): check that SUPERVISOR_TOKEN is the one the Supervisor gave this add-on", ErrSupervisorRefused, msg)
 	case resp.StatusCode == http.StatusForbidden:
-		return Broker{}, fmt.Errorf("the Supervisor denied access to the MQTT service (403 %s): the add-on's config.yaml must declare services: [mqtt:want]", msg)
+		return Broker{}, fmt.Errorf("%w: it denied access to the MQTT service (403 %s): the add-on's config.yaml must declare services: [mqtt:want]", ErrSupervisorRefused, msg)
 	case resp.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "not enabled"):
 		return Broker{}, fmt.Errorf("the Supervisor offers no MQTT service (%s): install and start the Mosquitto broker add-on, or set mqtt_broker: %w", msg, ErrNoBroker)
 	case resp.StatusCode != http.StatusOK || jsonErr != nil || env.Result != "ok":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/fake/supervisor"
+	"github.com/gemini-supply/gemini-supply/internal/testbroker"
 )
 
 func TestParseBroker(t *testing.T) {
@@ -81,6 +82,9 @@ func TestBrokerFromSupervisor(t *testing.T) {
 		wantProt uint
 		wantErr  string
 		noBroker bool
+		refused  bool
+		// failStatus, when set, is the Supervisor's error answer.
+		failStatus int
 	}{
 		{name: "tcp", token: token, access: true,
 			service: &supervisor.MQTTService{Host: "core-mosquitto", Port: 1883, Username: "addons", Password: "pw"},
@@ -89,16 +93,19 @@ func TestBrokerFromSupervisor(t *testing.T) {
 			service: &supervisor.MQTTService{Host: "core-mosquitto", Port: 8883, SSL: true, Protocol: "3.1"},
 			wantURL: "ssl://core-mosquitto:8883", wantTLS: true, wantProt: 3},
 		{name: "bad token", token: "nope", access: true, service: &supervisor.MQTTService{Host: "h", Port: 1},
-			wantErr: "refused the add-on token (401"},
+			wantErr: "refused the add-on token (401", refused: true},
 		{name: "no access", token: token, access: false, service: &supervisor.MQTTService{Host: "h", Port: 1},
-			wantErr: "services: [mqtt:want]"},
+			wantErr: "services: [mqtt:want]", refused: true},
 		{name: "no broker add-on", token: token, access: true, wantErr: "install and start the Mosquitto", noBroker: true},
 		{name: "no token", token: "", access: true, wantErr: "SUPERVISOR_TOKEN is not set", noBroker: true},
+		{name: "supervisor unavailable", token: token, access: true, service: &supervisor.MQTTService{Host: "h", Port: 1},
+			failStatus: http.StatusServiceUnavailable, wantErr: "with 503 System is not ready"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sv.SetMQTT(tc.service)
 			sv.SetMQTTAccess(tc.access)
+			sv.SetMQTTError(tc.failStatus, "System is not ready")
 			b, err := BrokerFromSupervisor(ctx, sv.URL, tc.token, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -106,6 +113,9 @@ func TestBrokerFromSupervisor(t *testing.T) {
 				}
 				if errors.Is(err, ErrNoBroker) != tc.noBroker {
 					t.Errorf("errors.Is(err, ErrNoBroker) = %v, want %v", !tc.noBroker, tc.noBroker)
+				}
+				if errors.Is(err, ErrSupervisorRefused) != tc.refused {
+					t.Errorf("errors.Is(err, ErrSupervisorRefused) = %v, want %v", !tc.refused, tc.refused)
 				}
 				if strings.Contains(err.Error(), token) {
 					t.Errorf("error shows the token: %v", err)
@@ -158,11 +168,10 @@ func TestResolveBroker(t *testing.T) {
 // TestSupervisorBrokerOverTLS: the Supervisor says ssl; the client speaks TLS
 // to a real TLS listener, with the service's login.
 func TestSupervisorBrokerOverTLS(t *testing.T) {
-	certs := newTestCerts(t)
-	m := startMosquitto(t, brokerConfig{users: map[string]string{"addons": "tls-pw-123"}, tls: certs})
+	m := testbroker.Start(t, testbroker.Options{Users: map[string]string{"addons": "tls-pw-123"}, TLS: true})
 	sv := supervisor.New("tok")
 	defer sv.Close()
-	sv.SetMQTT(&supervisor.MQTTService{Host: "127.0.0.1", Port: m.port, SSL: true, Username: "addons", Password: "tls-pw-123"})
+	sv.SetMQTT(&supervisor.MQTTService{Host: "127.0.0.1", Port: m.Port(), SSL: true, Username: "addons", Password: "tls-pw-123"})
 
 	ctx := context.Background()
 	b, err := BrokerFromSupervisor(ctx, sv.URL, "tok", nil)
@@ -176,10 +185,10 @@ func TestSupervisorBrokerOverTLS(t *testing.T) {
 		t.Fatalf("Connect with an untrusted certificate = %v", err)
 	}
 
-	b.TLS.RootCAs = certs.caPool
+	b.TLS.RootCAs = m.CAPool()
 	c, _ := connectTest(t, m, func(o *Options) { o.Broker = b })
-	obs := newObserver(t, "ssl://"+m.addr(), func(po *paho.ClientOptions) {
-		po.SetUsername("addons").SetPassword("tls-pw-123").SetTLSConfig(&tls.Config{RootCAs: certs.caPool, ServerName: "127.0.0.1"})
+	obs := newObserver(t, m.URL(), func(po *paho.ClientOptions) {
+		po.SetUsername("addons").SetPassword("tls-pw-123").SetTLSConfig(&tls.Config{RootCAs: m.CAPool(), ServerName: "127.0.0.1"})
 	}, "gemini_supply/#")
 	obs.waitPayload(c.Topics().Availability, "online")
 }
@@ -194,10 +203,10 @@ func TestCredentialsNeverLogged(t *testing.T) {
 		pass  = "mqtt-pass-ASDFGH"
 		token = "sv-token-ZXCVBN"
 	)
-	m := startMosquitto(t, brokerConfig{users: map[string]string{user: pass}})
+	m := testbroker.Start(t, testbroker.Options{Users: map[string]string{user: pass}})
 	sv := supervisor.New(token)
 	defer sv.Close()
-	sv.SetMQTT(&supervisor.MQTTService{Host: "127.0.0.1", Port: m.port, Username: user, Password: pass})
+	sv.SetMQTT(&supervisor.MQTTService{Host: "127.0.0.1", Port: m.Port(), Username: user, Password: pass})
 
 	log, logs := testLogger()
 	orig := slog.Default()
@@ -230,7 +239,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	c, _ := connectTest(t, m, func(o *Options) {
 		o.Broker, o.Logger, o.DialContext, o.Starter = b, log, d.DialContext, starter
 	})
-	obs := newObserver(t, m.url(), func(po *paho.ClientOptions) { po.SetUsername(user).SetPassword(pass) }, "gemini_supply/#")
+	obs := newObserver(t, m.URL(), func(po *paho.ClientOptions) { po.SetUsername(user).SetPassword(pass) }, "gemini_supply/#")
 	obs.waitPayload(c.Topics().Availability, "online")
 	d.kill(false)
 	waitLog(t, logs, "lost the MQTT connection")

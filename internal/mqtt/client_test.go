@@ -12,14 +12,15 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/testbroker"
 )
 
 // connectTest connects a client to m with fast reconnects and a capturing logger.
-func connectTest(t testing.TB, m *mosquitto, mod func(*Options)) (*Client, *syncBuffer) {
+func connectTest(t testing.TB, m *testbroker.Broker, mod func(*Options)) (*Client, *syncBuffer) {
 	t.Helper()
 	log, buf := testLogger()
 	o := Options{
-		Broker:               Broker{URL: m.url()},
+		Broker:               Broker{URL: m.URL()},
 		SWVersion:            "1.2.3-test",
 		Logger:               log,
 		MaxReconnectInterval: 300 * time.Millisecond,
@@ -33,7 +34,7 @@ func connectTest(t testing.TB, m *mosquitto, mod func(*Options)) (*Client, *sync
 	defer cancel()
 	c, err := Connect(ctx, o)
 	if err != nil {
-		t.Fatalf("Connect: %v\nlog:\n%s\nbroker:\n%s", err, buf.String(), m.log.String())
+		t.Fatalf("Connect: %v\nlog:\n%s\nbroker:\n%s", err, buf.String(), m.Log())
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -46,7 +47,7 @@ func connectTest(t testing.TB, m *mosquitto, mod func(*Options)) (*Client, *sync
 // TestDiscoveryPayloads: every entity is announced, retained, with the keys
 // Home Assistant needs, and the device is online and idle.
 func TestDiscoveryPayloads(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	c, _ := connectTest(t, m, nil)
 	tp := c.Topics()
 
@@ -54,7 +55,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 	// left the client, not that the broker has them all. Wait until a first
 	// subscriber has seen every config, then check what a fresh subscriber —
 	// which only gets what is retained — receives.
-	first := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+	first := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 	first.waitFor("every discovery config and the first states at the broker", func(last map[string]obsMsg, _ []obsMsg) bool {
 		n := 0
 		for topic := range last {
@@ -66,7 +67,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 		_, item := last[tp.CurrentItem]
 		return n >= 9 && status && item
 	})
-	obs := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+	obs := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 	obs.sync("gemini_supply/test/marker")
 
 	type want struct {
@@ -180,9 +181,9 @@ func TestDiscoveryPayloads(t *testing.T) {
 // homeassistant/status makes the client announce everything again, and an
 // "offline" left on the availability topic is corrected at once.
 func TestRepublishOnHomeAssistantBirth(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	c, _ := connectTest(t, m, nil)
-	obs := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+	obs := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 	obs.sync("gemini_supply/test/marker")
 	cfgTopic := "homeassistant/button/gemini_supply/start/config"
 	before := obs.count(cfgTopic)
@@ -205,8 +206,8 @@ func TestRepublishOnHomeAssistantBirth(t *testing.T) {
 // TestButtonPressStartsRun: pressing a button calls the Starter with the
 // right request; a retained press is never acted on.
 func TestButtonPressStartsRun(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
-	raw := newObserver(t, m.url(), nil, "gemini_supply/#")
+	m := testbroker.Start(t, testbroker.Options{})
+	raw := newObserver(t, m.URL(), nil, "gemini_supply/#")
 	// A stale retained press must not start a run at every connect.
 	raw.publish("gemini_supply/command/start", true, "PRESS")
 
@@ -243,11 +244,11 @@ func TestButtonPressStartsRun(t *testing.T) {
 // TestBusyPress: a press during a run is refused by the gate; the status
 // stays, the refusal is logged and published as a busy event and attribute.
 func TestBusyPress(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	starter := newFakeStarter(runstatus.ErrBusy)
 	c, logs := connectTest(t, m, func(o *Options) { o.Starter = starter })
 	tp := c.Topics()
-	obs := newObserver(t, m.url(), nil, "gemini_supply/#")
+	obs := newObserver(t, m.URL(), nil, "gemini_supply/#")
 
 	bus := &runstatus.Bus{}
 	stop := c.Follow(context.Background(), bus)
@@ -281,10 +282,10 @@ func TestBusyPress(t *testing.T) {
 
 // TestStatusFollowsRun: the sensors follow a whole run published on the bus.
 func TestStatusFollowsRun(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	c, _ := connectTest(t, m, nil)
 	tp := c.Topics()
-	obs := newObserver(t, m.url(), nil, "gemini_supply/#")
+	obs := newObserver(t, m.URL(), nil, "gemini_supply/#")
 
 	bus := &runstatus.Bus{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -363,7 +364,7 @@ func TestStatusFollowsRun(t *testing.T) {
 		len(nf.Items) != 1 || nf.Items[0].Name != "sourdough bread" {
 		t.Errorf("not found attributes = %+v (%v)", nf, err)
 	}
-	fresh := newObserver(t, m.url(), nil, "gemini_supply/#")
+	fresh := newObserver(t, m.URL(), nil, "gemini_supply/#")
 	fresh.sync("gemini_supply/test/marker")
 	for _, topic := range []string{tp.Status, tp.Progress, tp.LastRun, tp.CartTotal, tp.LastRunAttributes} {
 		if msg, ok := fresh.get(topic); !ok || !msg.retained {
@@ -393,9 +394,9 @@ func mustGet(t *testing.T, o *observer, topic string) string {
 // BenchmarkEventToBroker measures how long a run event takes to reach a Home
 // Assistant-like subscriber: bus → model → publish → mosquitto → subscriber.
 func BenchmarkEventToBroker(b *testing.B) {
-	m := startMosquitto(b, brokerConfig{})
+	m := testbroker.Start(b, testbroker.Options{})
 	c, _ := connectTest(b, m, nil)
-	obs := newObserver(b, m.url(), nil, c.Topics().Status)
+	obs := newObserver(b, m.URL(), nil, c.Topics().Status)
 	bus := &runstatus.Bus{}
 	stop := c.Follow(context.Background(), bus)
 	defer stop()

@@ -3,21 +3,10 @@ package mqtt
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,136 +19,6 @@ import (
 )
 
 const waitLimit = 15 * time.Second
-
-// ---------------------------------------------------------------- mosquitto
-
-// mosquitto is a real broker on a loopback port, started and stopped by a test.
-type mosquitto struct {
-	t      testing.TB
-	bin    string
-	dir    string
-	port   int
-	conf   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    *syncBuffer
-}
-
-type brokerConfig struct {
-	users map[string]string // user → password; empty: anonymous
-	tls   *testCerts
-}
-
-func mosquittoBinary(t testing.TB) string {
-	t.Helper()
-	bin := os.Getenv("GEMINI_SUPPLY_TEST_MOSQUITTO")
-	if bin == "" {
-		if testing.Short() {
-			t.Skip("broker test skipped in -short mode")
-		}
-		t.Fatal("GEMINI_SUPPLY_TEST_MOSQUITTO is not set: run `make test`, or `eval \"$(bash scripts/setup.sh)\"` first")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("GEMINI_SUPPLY_TEST_MOSQUITTO=%s: %v (run scripts/setup.sh)", bin, err)
-	}
-	return bin
-}
-
-func startMosquitto(t testing.TB, bc brokerConfig) *mosquitto {
-	t.Helper()
-	m := &mosquitto{t: t, bin: mosquittoBinary(t), dir: t.TempDir(), port: freePort(t), log: &syncBuffer{}}
-	var conf strings.Builder
-	fmt.Fprintf(&conf, "listener %d 127.0.0.1\n", m.port)
-	conf.WriteString("persistence false\nlog_dest stderr\nlog_type all\n")
-	if os.Geteuid() == 0 {
-		conf.WriteString("user root\n") // keep access to the test's private temp dir
-	}
-	if len(bc.users) == 0 {
-		conf.WriteString("allow_anonymous true\n")
-	} else {
-		pw := filepath.Join(m.dir, "passwd")
-		if err := os.WriteFile(pw, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		for u, p := range bc.users {
-			out, err := exec.Command("mosquitto_passwd", "-b", pw, u, p).CombinedOutput()
-			if err != nil {
-				t.Fatalf("mosquitto_passwd: %v: %s", err, out)
-			}
-		}
-		fmt.Fprintf(&conf, "allow_anonymous false\npassword_file %s\n", pw)
-	}
-	if c := bc.tls; c != nil {
-		fmt.Fprintf(&conf, "certfile %s\nkeyfile %s\n", c.certFile, c.keyFile)
-	}
-	m.conf = filepath.Join(m.dir, "mosquitto.conf")
-	if err := os.WriteFile(m.conf, []byte(conf.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m.start()
-	t.Cleanup(m.stop)
-	return m
-}
-
-func (m *mosquitto) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.port)) }
-func (m *mosquitto) url() string  { return "tcp://" + m.addr() }
-
-// start runs the broker and waits until it accepts connections.
-func (m *mosquitto) start() {
-	m.t.Helper()
-	m.cmd = exec.Command(m.bin, "-c", m.conf)
-	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
-	if err := m.cmd.Start(); err != nil {
-		m.t.Fatalf("starting mosquitto: %v", err)
-	}
-	m.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(m.cmd, m.exited)
-	deadline := time.Now().Add(waitLimit)
-	for {
-		c, err := net.DialTimeout("tcp", m.addr(), time.Second)
-		if err == nil {
-			_ = c.Close()
-			return
-		}
-		select {
-		case <-m.exited:
-			m.t.Fatalf("mosquitto exited at start-up:\n%s", m.log.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			m.t.Fatalf("mosquitto did not accept connections on %s within %s:\n%s", m.addr(), waitLimit, m.log.String())
-		}
-	}
-}
-
-// stop terminates the broker (SIGTERM, then SIGKILL) and waits for it.
-func (m *mosquitto) stop() {
-	if m.cmd == nil || m.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-m.exited:
-		return
-	default:
-	}
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.exited:
-	case <-time.After(5 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.exited
-	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // ---------------------------------------------------------------- observer
 
@@ -508,59 +367,4 @@ func waitLogCount(t testing.TB, buf *syncBuffer, s string, n int) {
 			t.Fatalf("log never contained %q %d times:\n%s", s, n, buf.String())
 		}
 	}
-}
-
-// ---------------------------------------------------------------- TLS
-
-type testCerts struct {
-	caPool            *x509.CertPool
-	certFile, keyFile string
-}
-
-// newTestCerts makes a CA and a server certificate for 127.0.0.1 and localhost.
-func newTestCerts(t testing.TB) *testCerts {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gemini-supply test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &testCerts{caPool: x509.NewCertPool(), certFile: filepath.Join(dir, "server.crt"), keyFile: filepath.Join(dir, "server.key")}
-	c.caPool.AddCert(ca)
-	if err := os.WriteFile(c.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(c.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

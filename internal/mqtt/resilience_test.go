@@ -10,18 +10,19 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/testbroker"
 )
 
 // TestWillOnKilledConnection: when the client's TCP connection dies without an
 // MQTT DISCONNECT, the broker publishes the retained will "offline"; the
 // client reconnects by itself and is "online" again, discovery re-published.
 func TestWillOnKilledConnection(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	d := &killDialer{}
 	starter := newFakeStarter(nil)
 	c, logs := connectTest(t, m, func(o *Options) { o.DialContext = d.DialContext; o.Starter = starter })
 	tp := c.Topics()
-	obs := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+	obs := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 	obs.sync("gemini_supply/test/marker")
 	obs.waitPayload(tp.Availability, "online")
 	cfgTopic := "homeassistant/sensor/gemini_supply/status/config"
@@ -55,7 +56,7 @@ func TestWillOnKilledConnection(t *testing.T) {
 // persistence is off) and comes back on the same port; the client reconnects
 // and everything is discovered and online again.
 func TestBrokerRestart(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	c, logs := connectTest(t, m, nil)
 	tp := c.Topics()
 
@@ -63,13 +64,13 @@ func TestBrokerRestart(t *testing.T) {
 	stop := c.Follow(context.Background(), bus)
 	defer stop()
 
-	m.stop()
+	m.Stop()
 	waitLog(t, logs, "lost the MQTT connection")
 	// A state change while the broker is away is published once it is back.
 	bus.Publish(runstatus.Event{Kind: runstatus.KindRunStarted, RunID: "r", State: runstatus.StateShopping, Progress: runstatus.Progress{Total: 4}})
-	m.start()
+	m.Start()
 
-	obs := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+	obs := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 	obs.waitPayload(tp.Availability, "online")
 	obs.waitPayload(tp.Status, "shopping")
 	obs.waitFor("all discovery configs", func(last map[string]obsMsg, _ []obsMsg) bool {
@@ -86,9 +87,9 @@ func TestBrokerRestart(t *testing.T) {
 // TestCloseAndCleanup: Close leaves the entities with "offline"; Cleanup
 // (client and package-level) deletes every retained topic.
 func TestCloseAndCleanup(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
+	m := testbroker.Start(t, testbroker.Options{})
 	retained := func() map[string]obsMsg {
-		obs := newObserver(t, m.url(), nil, "homeassistant/#", "gemini_supply/#")
+		obs := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 		obs.sync("gemini_supply/test/marker")
 		out := obs.snapshot()
 		delete(out, "gemini_supply/test/marker")
@@ -121,7 +122,7 @@ func TestCloseAndCleanup(t *testing.T) {
 
 	// Package-level Cleanup removes them all.
 	log, _ := testLogger()
-	if err := Cleanup(ctx, Options{Broker: Broker{URL: m.url()}, Logger: log}); err != nil {
+	if err := Cleanup(ctx, Options{Broker: Broker{URL: m.URL()}, Logger: log}); err != nil {
 		t.Fatalf("Cleanup: %v", err)
 	}
 	if got := retained(); len(got) != 0 {
@@ -147,10 +148,10 @@ func TestCloseAndCleanup(t *testing.T) {
 // TestConnectWaitsForBroker: Connect keeps trying while the broker is not up
 // yet, and gives up when its context ends.
 func TestConnectWaitsForBroker(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{})
-	m.stop()
+	m := testbroker.Start(t, testbroker.Options{})
+	m.Stop()
 	log, logs := testLogger()
-	o := Options{Broker: Broker{URL: m.url()}, Logger: log, RetryInterval: 200 * time.Millisecond}
+	o := Options{Broker: Broker{URL: m.URL()}, Logger: log, RetryInterval: 200 * time.Millisecond}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	_, err := Connect(ctx, o)
@@ -169,7 +170,7 @@ func TestConnectWaitsForBroker(t *testing.T) {
 		result <- err
 	}()
 	waitLog(t, logs, "MQTT broker not reachable; will retry")
-	m.start()
+	m.Start()
 	if err := <-result; err != nil {
 		t.Fatalf("Connect once the broker started: %v", err)
 	}
@@ -183,12 +184,12 @@ func TestConnectWaitsForBroker(t *testing.T) {
 // TestAuthentication: a broker with logins accepts the right ones and
 // refuses wrong ones at once (no endless retry), with a useful message.
 func TestAuthentication(t *testing.T) {
-	m := startMosquitto(t, brokerConfig{users: map[string]string{"addons": "s3cret-pw"}})
+	m := testbroker.Start(t, testbroker.Options{Users: map[string]string{"addons": "s3cret-pw"}})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 
 	log, _ := testLogger()
-	_, err := Connect(ctx, Options{Broker: Broker{URL: m.url(), Username: "addons", Password: "wrong"}, Logger: log})
+	_, err := Connect(ctx, Options{Broker: Broker{URL: m.URL(), Username: "addons", Password: "wrong"}, Logger: log})
 	if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
 		t.Fatalf("Connect with a wrong password = %v", err)
 	}
@@ -196,7 +197,7 @@ func TestAuthentication(t *testing.T) {
 		t.Fatal("a refused login was retried until the deadline")
 	}
 
-	c, _ := connectTest(t, m, func(o *Options) { o.Broker = Broker{URL: m.url(), Username: "addons", Password: "s3cret-pw"} })
-	obs := newObserver(t, m.url(), func(po *paho.ClientOptions) { po.SetUsername("addons").SetPassword("s3cret-pw") }, "gemini_supply/#")
+	c, _ := connectTest(t, m, func(o *Options) { o.Broker = Broker{URL: m.URL(), Username: "addons", Password: "s3cret-pw"} })
+	obs := newObserver(t, m.URL(), func(po *paho.ClientOptions) { po.SetUsername("addons").SetPassword("s3cret-pw") }, "gemini_supply/#")
 	obs.waitPayload(c.Topics().Availability, "online")
 }

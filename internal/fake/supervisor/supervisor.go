@@ -41,6 +41,12 @@ type AddonInfo struct {
 	State   string `json:"state"`
 }
 
+// httpError is an error answer set by a test.
+type httpError struct {
+	status  int
+	message string
+}
+
 // Request is one request the fake received.
 type Request struct {
 	Method string
@@ -60,6 +66,7 @@ type Server struct {
 	mu         sync.Mutex
 	mqtt       *MQTTService
 	mqttAccess bool
+	mqttErr    *httpError
 	addon      AddonInfo
 	requests   []Request
 }
@@ -114,6 +121,20 @@ func (s *Server) SetMQTTAccess(allowed bool) {
 	s.mqttAccess = allowed
 }
 
+// SetMQTTError makes GET /services/mqtt answer status with message (in the
+// Supervisor's error envelope) until it is called with status 0 — e.g. 503
+// or 502 while the Supervisor is restarting. It takes precedence over
+// SetMQTT and SetMQTTAccess; the token is still checked first.
+func (s *Server) SetMQTTError(status int, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if status == 0 {
+		s.mqttErr = nil
+		return
+	}
+	s.mqttErr = &httpError{status: status, message: message}
+}
+
 // SetAddon replaces what GET /addons/self/info returns.
 func (s *Server) SetAddon(a AddonInfo) {
 	s.mu.Lock()
@@ -165,9 +186,11 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) serviceMQTT(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
-	m, access := s.mqtt, s.mqttAccess
+	m, access, fail := s.mqtt, s.mqttAccess, s.mqttErr
 	s.mu.Unlock()
 	switch {
+	case fail != nil:
+		writeError(w, fail.status, fail.message)
 	case !access:
 		writeError(w, http.StatusForbidden, "No access to mqtt service!")
 	case m == nil:

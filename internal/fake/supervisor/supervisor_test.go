@@ -110,4 +110,12 @@ func TestMQTTServiceStates(t *testing.T) {
 	if got := get(); got != http.StatusOK {
 		t.Errorf("broker: %d, want 200", got)
 	}
+	s.SetMQTTError(http.StatusServiceUnavailable, "System is not ready")
+	if got := get(); got != http.StatusServiceUnavailable {
+		t.Errorf("error set: %d, want 503", got)
+	}
+	s.SetMQTTError(0, "")
+	if got := get(); got != http.StatusOK {
+		t.Errorf("error cleared: %d, want 200", got)
+	}
 }
