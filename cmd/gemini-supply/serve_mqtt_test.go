@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
@@ -97,7 +99,7 @@ func TestServeMQTTButtonStartsRun(t *testing.T) {
 	url := testbroker.Start(t, testbroker.Options{}).URL()
 	w := watchBroker(t, url, "gemini_supply/#")
 
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	bus := &runstatus.Bus{}
 	runner := &blockingRunner{bus: bus, requests: make(chan runstatus.Request, 4)}
@@ -171,9 +173,9 @@ func mqttLookups(sv *supervisor.Server) int {
 
 // wireMQTTForTest starts serveWireMQTT with a fake run and a debug logger;
 // the returned stop func may be called more than once.
-func wireMQTTForTest(t *testing.T, cfg config.Config, retry mqttLookupRetry) (stop func(), logs *lockedBuffer) {
+func wireMQTTForTest(t *testing.T, cfg config.Config, retry mqttLookupRetry) (stop func(), logs *syncbuf.Buffer) {
 	t.Helper()
-	logs = &lockedBuffer{}
+	logs = &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	bus := &runstatus.Bus{}
 	srv, err := serve.New(serve.Options{Runner: &blockingRunner{bus: bus, requests: make(chan runstatus.Request, 4)}, Bus: bus, Logger: logger})
@@ -187,7 +189,7 @@ func wireMQTTForTest(t *testing.T, cfg config.Config, retry mqttLookupRetry) (st
 }
 
 // stopWithin calls stop and fails if it does not return within 20 s.
-func stopWithin(t *testing.T, stop func(), logs *lockedBuffer) {
+func stopWithin(t *testing.T, stop func(), logs *syncbuf.Buffer) {
 	t.Helper()
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
@@ -199,7 +201,7 @@ func stopWithin(t *testing.T, stop func(), logs *lockedBuffer) {
 }
 
 // logLines returns the log lines at level (e.g. "WARN") that contain s.
-func logLines(logs *lockedBuffer, level, s string) []string {
+func logLines(logs *syncbuf.Buffer, level, s string) []string {
 	var out []string
 	for _, l := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(l, "level="+level+" ") && strings.Contains(l, s) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,10 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
@@ -48,23 +48,6 @@ func setEnv(t *testing.T, env []string) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func startFake(t *testing.T) *fakeha.Server {
 	f, err := fakeha.Start(fakeha.Options{Token: serveTestToken})
 	if err != nil {
@@ -89,7 +72,7 @@ func TestServeExitsCleanlyOnSIGTERM(t *testing.T) {
 	f := startFake(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$")
 	cmd.Env = append(serveEnv(t, f, serveTestToken), "GEMINI_SUPPLY_SERVE_HELPER=1")
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -161,7 +144,7 @@ func TestServeFailsClearly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := startFake(t)
 			setEnv(t, serveEnv(t, f, tt.token, tt.extra...))
-			var stderr lockedBuffer
+			var stderr syncbuf.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			code := run(ctx, []string{"serve"}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr})
@@ -192,7 +175,7 @@ func TestServeFindsTelegramChatID(t *testing.T) {
 		"TELEGRAM_BOT_TOKEN="+cliToken,
 		"GEMINI_SUPPLY_TELEGRAM_API_ENDPOINT="+tg.Endpoint()))
 
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	ctx, sigterm := context.WithCancel(context.Background())
 	defer sigterm()
 	exited := make(chan int, 1)

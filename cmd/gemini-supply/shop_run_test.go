@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 )
@@ -125,7 +127,7 @@ func TestShopStoppedSendsTelegramSummary(t *testing.T) {
 	defer cancel()
 	runCtx, stop := context.WithCancel(ctx) // stop is the SIGTERM
 	defer stop()
-	out, errb := &syncBuffer{}, &syncBuffer{}
+	out, errb := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(runCtx, []string{"shop", "--store", "demo", "--model", "scripted", "--shopping-list", list,

@@ -1,35 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
 )
 
 const cliToken = "111222333:AAcliTestTokenValue_abcdefghijklmnopq"
-
-// syncBuffer is written by the command and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // isolate makes config.Load see only what the test sets: no user config
 // file, no add-on, no inherited Telegram settings.
@@ -49,8 +31,8 @@ type cliResult struct {
 	out, err string
 }
 
-func runCLI(t *testing.T, args ...string) (<-chan cliResult, *syncBuffer) {
-	out, errb := &syncBuffer{}, &syncBuffer{}
+func runCLI(t *testing.T, args ...string) (<-chan cliResult, *syncbuf.Buffer) {
+	out, errb := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	ch := make(chan cliResult, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,7 +1,6 @@
 package addon
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -13,29 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/testbroker"
 )
-
-// lockedBuffer collects a child process's output safely.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, logs func() string) {
@@ -143,7 +126,7 @@ func TestAddonSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

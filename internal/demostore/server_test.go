@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 func startStore(t testing.TB, opts Options) *Server {
@@ -568,7 +570,7 @@ func TestCloseAndContext(t *testing.T) {
 }
 
 func TestLogsKeepSecrets(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := startStore(t, Options{Logger: log, Password: "hunter2-very-secret"})
 	c := s.Client()
@@ -587,23 +589,6 @@ func TestLogsKeepSecrets(t *testing.T) {
 			t.Errorf("log contains %q:\n%s", secret, out)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func BenchmarkSearch(b *testing.B) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 func TestEndpoint(t *testing.T) {
@@ -114,7 +115,7 @@ func TestAuthInvalid(t *testing.T) {
 	})
 	t.Run("token revoked while connected: one attempt, then stop", func(t *testing.T) {
 		f := startFake(t, fakeha.Options{})
-		logs := &syncBuffer{}
+		logs := &syncbuf.Buffer{}
 		c := dialTest(t, testOptions(f, logs))
 		sub, err := c.SubscribeEvents(testCtx(t), "gemini_supply_start")
 		if err != nil {
@@ -397,7 +398,7 @@ func TestCloseStopsEverything(t *testing.T) {
 func TestTokensNeverLogged(t *testing.T) {
 	f := startFake(t, fakeha.Options{})
 	f.AddTodoList("todo.shopping_list", "Shopping List", fakeha.ShoppingListFeatures, fakeha.TodoItem{UID: "a", Summary: "milk"})
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	for _, supervisor := range []bool{false, true} {
 		opts := testOptions(f, logs)
 		if supervisor {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
@@ -98,7 +100,7 @@ func TestEventSinkFiresInOrder(t *testing.T) {
 func TestEventSinkKeepsGoingWhenHomeAssistantFails(t *testing.T) {
 	f := startFake(t, fakeha.Options{})
 	c := dialTest(t, testOptions(f, nil))
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	sink := NewEventSink(c, EventSinkOptions{FireTimeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	f.SetRefuse(true)
 	f.DropAll()

@@ -1,15 +1,14 @@
 package homeassistant
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 const (
@@ -17,24 +16,6 @@ const (
 	testSupervisorToken = "supervisor-test-token-fedcba9876543210"
 	testWait            = 10 * time.Second
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers (slog handlers).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 func startFake(t *testing.T, opts fakeha.Options) *fakeha.Server {
 	t.Helper()
@@ -53,7 +34,7 @@ func startFake(t *testing.T, opts fakeha.Options) *fakeha.Server {
 }
 
 // testOptions are fast-reconnecting client options pointed at f (URL mode).
-func testOptions(f *fakeha.Server, logs *syncBuffer) Options {
+func testOptions(f *fakeha.Server, logs *syncbuf.Buffer) Options {
 	var logger *slog.Logger
 	if logs != nil {
 		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,26 +17,10 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 const testWait = 10 * time.Second
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -196,7 +178,7 @@ func TestGateCloseIsBounded(t *testing.T) {
 }
 
 func TestGateSurvivesAPanickingRun(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	calls := make(chan struct{}, 2)
 	g := NewGate(RunnerFunc(func(context.Context, runstatus.Request) (report.Summary, error) {
 		calls <- struct{}{}
@@ -240,7 +222,7 @@ func TestStdinSourceStopsReading(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in, w := tt.in(t)
 			defer w.Close()
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			src := NewStdinSource(in, slog.New(slog.NewTextHandler(logs, nil)))
 			ctx, cancel := context.WithCancel(context.Background())
 			reqs := make(chan runstatus.Request, 1)
@@ -289,7 +271,7 @@ func TestServeWithHomeAssistant(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	dctx, dcancel := context.WithTimeout(context.Background(), testWait)
 	defer dcancel()

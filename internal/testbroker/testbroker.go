@@ -14,7 +14,6 @@
 package testbroker
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -29,10 +28,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 // EnvBinary names the environment variable that holds the mosquitto binary.
@@ -64,7 +64,7 @@ type Broker struct {
 	port   int
 	conf   string
 	caPool *x509.CertPool
-	log    *syncBuffer
+	log    *syncbuf.Buffer
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -75,7 +75,7 @@ type Broker struct {
 // the test fails (run make test / scripts/setup.sh), or is skipped under -short.
 func Start(t testing.TB, opts Options) *Broker {
 	t.Helper()
-	b := &Broker{t: t, bin: binary(t), port: freePort(t), log: &syncBuffer{}}
+	b := &Broker{t: t, bin: binary(t), port: freePort(t), log: &syncbuf.Buffer{}}
 	dir := t.TempDir()
 	var conf strings.Builder
 	fmt.Fprintf(&conf, "listener %d 127.0.0.1\n", b.port)
@@ -279,22 +279,4 @@ func writeCerts(t testing.TB, dir string) (pool *x509.CertPool, certFile, keyFil
 		t.Fatal(err)
 	}
 	return pool, certFile, keyFile
-}
-
-// syncBuffer is a goroutine-safe bytes.Buffer for the broker's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
