@@ -36,6 +36,8 @@ func TestGoal(t *testing.T) {
 			[]string{"Item: oat milk\n", `the user asked to search for "oat milk" instead`}, nil},
 		{"no postal code", "metro", func(d *PromptData) { d.PostalCode = ""; d.Quantity = 1; d.ItemName = "milk" },
 			[]string{"pick home delivery"}, []string{"Postal code:", "raise the quantity", "shopping list says"}},
+		{"a count that is a package size", "metro", func(d *PromptData) { d.ItemName, d.Query, d.Quantity = "12 eggs", "eggs", 12 },
+			[]string{`The shopping list says "12 eggs"`, "Quantity: 12\n", "when one package holds exactly that many, add one package"}, nil},
 		{"unknown store uses the default template", "somewhere", nil,
 			[]string{"Item: milk\n", "online grocery store metro.ca"}, nil},
 	}
