@@ -11,7 +11,6 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd ./cmd
 COPY internal ./internal
-COPY examples ./examples
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${BUILD_VERSION}" \
       -o /out/gemini-supply ./cmd/gemini-supply
 
