@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	"google.golang.org/genai"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
@@ -176,25 +178,7 @@ func (e *policyError) Rejected() bool { return true }
 type harness struct {
 	srv    *gemini.Server
 	client *genai.Client
-	logs   *logBuffer
-}
-
-// logBuffer collects log output so tests can check what was logged.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	logs   *syncbuf.Buffer
 }
 
 func newHarness(t testing.TB, script gemini.Script) *harness {
@@ -208,7 +192,7 @@ func newHarness(t testing.TB, script gemini.Script) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{srv: srv, client: client, logs: &logBuffer{}}
+	h := &harness{srv: srv, client: client, logs: &syncbuf.Buffer{}}
 	t.Cleanup(func() {
 		if strings.Contains(h.logs.String(), testAPIKey) {
 			t.Errorf("the API key was logged")

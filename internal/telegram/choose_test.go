@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
@@ -564,7 +566,7 @@ func TestNewDegrades(t *testing.T) {
 			fake := faketg.NewServer(testToken)
 			defer fake.Close()
 			endpoint := tt.setup(fake)
-			logs := &logBuffer{}
+			logs := &syncbuf.Buffer{}
 			start := time.Now()
 			bot, err := New(context.Background(), Options{
 				Token: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ", ChatID: testChat, Endpoint: endpoint,
@@ -610,7 +612,7 @@ func TestNewDegradesWhenAnotherProgramPolls(t *testing.T) {
 	fake := faketg.NewServer(testToken)
 	defer fake.Close()
 	fake.SetFailure(faketg.Mode409, "getUpdates")
-	bot, err := New(context.Background(), Options{Token: testToken, ChatID: testChat, Endpoint: fake.Endpoint(), Logger: newTestLogger(&logBuffer{})})
+	bot, err := New(context.Background(), Options{Token: testToken, ChatID: testChat, Endpoint: fake.Endpoint(), Logger: newTestLogger(&syncbuf.Buffer{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +642,7 @@ func TestNewCancelled(t *testing.T) {
 		_ = fake.WaitCalls(context.Background(), "getMe", 1)
 		cancel()
 	}()
-	_, err := New(ctx, Options{Token: testToken, ChatID: 1, Endpoint: fake.Endpoint(), StartupBackoff: time.Hour, Logger: newTestLogger(&logBuffer{})})
+	_, err := New(ctx, Options{Token: testToken, ChatID: 1, Endpoint: fake.Endpoint(), StartupBackoff: time.Hour, Logger: newTestLogger(&syncbuf.Buffer{})})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -780,7 +782,7 @@ func TestDiscoverChat(t *testing.T) {
 	fake := faketg.NewServer(testToken)
 	defer fake.Close()
 	fake.SendText(555, "hi bot") // sent before the command started
-	o := Options{Token: testToken, Endpoint: fake.Endpoint(), Logger: newTestLogger(&logBuffer{})}
+	o := Options{Token: testToken, Endpoint: fake.Endpoint(), Logger: newTestLogger(&syncbuf.Buffer{})}
 	c, err := DiscoverChat(context.Background(), o, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,15 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 // A realistic token, so the shape-based redaction is exercised as well.
@@ -20,25 +19,7 @@ const (
 	otherChat = int64(9999)
 )
 
-// logBuffer collects log output from several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newTestLogger(w *logBuffer) *slog.Logger {
+func newTestLogger(w *syncbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -46,7 +27,7 @@ type harness struct {
 	t    *testing.T
 	fake *faketg.Server
 	bot  *Bot
-	logs *logBuffer
+	logs *syncbuf.Buffer
 }
 
 // newHarness starts a fake Bot API and a Bot talking to it through the real
@@ -55,7 +36,7 @@ func newHarness(t *testing.T, mod ...func(*Options)) *harness {
 	t.Helper()
 	fake := faketg.NewServer(testToken)
 	t.Cleanup(fake.Close)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	o := Options{
 		Token:           config.Secret(testToken),
 		ChatID:          testChat,

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
@@ -108,7 +110,7 @@ func TestNoticeFailureDoesNotStopFollowing(t *testing.T) {
 }
 
 func TestFollowOnUnavailableBot(t *testing.T) {
-	bot, err := New(context.Background(), Options{Token: testToken, ChatID: 1, Endpoint: "http://127.0.0.1:1/bot%s/%s", StartupRetries: -1, Logger: newTestLogger(&logBuffer{})})
+	bot, err := New(context.Background(), Options{Token: testToken, ChatID: 1, Endpoint: "http://127.0.0.1:1/bot%s/%s", StartupRetries: -1, Logger: newTestLogger(&syncbuf.Buffer{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestFollowOnUnavailableBot(t *testing.T) {
 }
 
 // waitLog polls the logs (with a deadline) for a line containing s.
-func waitLog(t *testing.T, logs *logBuffer, s string) {
+func waitLog(t *testing.T, logs *syncbuf.Buffer, s string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), s) {
@@ -239,7 +241,7 @@ func BenchmarkMarkdownToHTML(b *testing.B) {
 func BenchmarkChooseRoundTrip(b *testing.B) {
 	fake := faketg.NewServer(testToken)
 	defer fake.Close()
-	bot, err := New(context.Background(), Options{Token: testToken, ChatID: testChat, Endpoint: fake.Endpoint(), Logger: newTestLogger(&logBuffer{})})
+	bot, err := New(context.Background(), Options{Token: testToken, ChatID: testChat, Endpoint: fake.Endpoint(), Logger: newTestLogger(&syncbuf.Buffer{})})
 	if err != nil {
 		b.Fatal(err)
 	}
