@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,39 +26,29 @@ var serveCommand = command{
 	run:     runServe,
 }
 
+const serveAbout = `Waits for triggers (the Home Assistant event gemini_supply_start, stdin commands
+from hassio.addon_stdin, the MQTT button) and runs one shopping run at a time
+until SIGTERM. As the add-on, the options come from ` + config.DefaultAddonOptionFile + `.
+See docs/homeassistant.md.`
+
 func runServe(ctx context.Context, args []string, s stdio) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(s.err)
+	fs := newFlagSet("serve", "[flags]", serveAbout)
 	flags := config.BindFlags(fs)
 	mqttCleanup := fs.Bool("mqtt-cleanup", false, "delete the MQTT discovery entities from Home Assistant and serve without MQTT (mqtt_cleanup)")
-	fs.Usage = func() {
-		fmt.Fprintln(s.err, "Usage: gemini-supply serve [flags]")
-		fmt.Fprintln(s.err, "\nWaits for triggers (Home Assistant event gemini_supply_start, stdin commands, MQTT button)")
-		fmt.Fprintln(s.err, "and runs one shopping run at a time until SIGTERM. As the add-on, the options come from")
-		fmt.Fprintln(s.err, config.DefaultAddonOptionFile+". See docs/homeassistant.md.")
-		fmt.Fprintln(s.err)
-		fs.PrintDefaults()
+	if err := parseFlags(fs, args, s.err, false); err != nil {
+		return exitCode(err)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	load := loadOptions
+	load.Flags = flags
+	cfg, err := config.Load(load)
+	if err != nil {
+		return exitCode(configFailure("serve", s.err, err))
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(s.err, "gemini-supply serve: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	cfg, err := config.Load(config.LoadOptions{Flags: flags})
 	if *mqttCleanup {
 		cfg.MQTTCleanup = true
 	}
-	if err == nil {
-		err = serveValidate(cfg)
-	}
-	if err != nil {
-		fmt.Fprintf(s.err, "gemini-supply serve: %v\n", err)
-		return 1
+	if err := serveValidate(cfg); err != nil {
+		return exitCode(configFailure("serve", s.err, err))
 	}
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 	if err := serveMain(ctx, cfg, s.in, logger); err != nil {
@@ -98,7 +87,7 @@ func serveDiscoverTelegramChat(ctx context.Context, cfg config.Config, logger *s
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		logger.Warn("telegram_chat_id is not set: Telegram is off for runs (ambiguous items are reported not found, " +
+		logger.Warn("telegram_chat_id is not set: Telegram is off for runs (the agent decides ambiguous items itself, sold-out items are reported not found, " +
 			"safety confirmations are denied). Send any message to your bot; its chat id will be logged here.")
 		opts := telegram.OptionsFromConfig(cfg, logger)
 		for {

@@ -34,7 +34,8 @@ type Config struct {
 	ViewportWidth     int    `yaml:"viewport_width" env:"VIEWPORT_WIDTH"`
 	ViewportHeight    int    `yaml:"viewport_height" env:"VIEWPORT_HEIGHT"`
 
-	// Where journals, preferences, traces and the default profile live.
+	// Where journals, preferences and the default browser profile live
+	// (traces go to TraceDir).
 	DataDir string `yaml:"data_dir" env:"DATA_DIR"`
 
 	// Shopping list: a YAML file, or a Home Assistant todo entity.
