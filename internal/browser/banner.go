@@ -13,23 +13,36 @@ const BannerElementID = "__grocery-agent-banner"
 // a 40 px promotion strip there); the banner lets clicks through anyway.
 const BannerHeight = 28
 
-// itemBindingName is the page binding through which a new document asks
-// the host which item its tab is shopping for.
+// itemBindingName is the context binding through which a new document asks
+// the host which item its tab is shopping for. It is exposed once per
+// browser context (Host.install); the answer depends on the asking page, so
+// tabs never see each other's item and SetItem adds nothing to the page.
 const itemBindingName = "__groceryAgentCurrentItem"
+
+// bannerStatsName is the window property where the banner script counts,
+// per document, its runs and explicit item changes ({runs, sets}).
+const bannerStatsName = "__groceryAgentInjected"
+
+// bannerReadyName is the window property holding a promise that settles
+// once a new document has its tab's item (or learnt there is none).
+const bannerReadyName = "__groceryAgentBannerReady"
 
 // bannerScript returns the init script added to every document of the
 // context: it draws a fixed bar at the top of the top-level document,
 // exactly once per document, keeps it through SPA route changes
 // (history.pushState/replaceState, popstate, hashchange) and DOM
 // replacements, and defines window.setCurrentShoppingItem(name). A new
-// document learns its tab's item through a binding, so the name survives
-// full navigations.
+// document asks its tab's current item through the context binding
+// itemBindingName, so the name survives full navigations without any
+// per-tab script.
 func bannerScript(prefix string) string {
 	p, _ := json.Marshal(prefix) // a string always marshals
 	return strings.NewReplacer(
 		"__PREFIX__", string(p),
 		"__ID__", BannerElementID,
 		"__BINDING__", itemBindingName,
+		"__READY__", bannerReadyName,
+		"__STATS__", bannerStatsName,
 		"__HEIGHT__", itoa(BannerHeight),
 	).Replace(bannerJS)
 }
@@ -41,8 +54,11 @@ func itoa(n int) string {
 
 const bannerJS = `(() => {
   if (window.top !== window) return;
-  if (window.__groceryAgentInjected) return;
-  Object.defineProperty(window, '__groceryAgentInjected', {value: true, enumerable: false});
+  // __STATS__ counts, per document, how often this script ran (the guard
+  // keeps it to one banner) and how often the item was set explicitly.
+  if (window['__STATS__']) { window['__STATS__'].runs++; return; }
+  const stats = {runs: 1, sets: 0};
+  Object.defineProperty(window, '__STATS__', {value: stats, enumerable: false});
   const prefix = __PREFIX__;
   let item = '';
   let explicit = false;
@@ -68,7 +84,7 @@ const bannerJS = `(() => {
     if (el.textContent !== text) el.textContent = text;
   };
   Object.defineProperty(window, 'setCurrentShoppingItem', {
-    value: (name) => { item = name == null ? '' : String(name); explicit = true; render(); },
+    value: (name) => { stats.sets++; item = name == null ? '' : String(name); explicit = true; render(); },
     enumerable: false, configurable: false, writable: false,
   });
   for (const m of ['pushState', 'replaceState']) {
@@ -85,14 +101,16 @@ const bannerJS = `(() => {
   render();
   new MutationObserver(() => { if (!document.getElementById('__ID__')) render(); })
     .observe(document, {childList: true, subtree: true});
+  let ready = Promise.resolve();
   try {
     const ask = window['__BINDING__'];
     if (typeof ask === 'function') {
-      Promise.resolve(ask()).then((n) => {
+      ready = Promise.resolve(ask()).then((n) => {
         if (!explicit && typeof n === 'string') { item = n; render(); }
       }, () => {});
     }
   } catch (e) {}
+  Object.defineProperty(window, '__READY__', {value: ready, enumerable: false});
 })();`
 
 // popupScript is added to every document: it keeps pages from opening new

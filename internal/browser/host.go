@@ -536,6 +536,11 @@ func redactURL(raw string) string {
 // install adds the policy, the banner and the popup handling to a new
 // browser context.
 func (h *Host) install(g *generation) error {
+	// The binding first: new documents run bindings before init scripts,
+	// and the banner asks through it as it starts.
+	if err := g.ctx.ExposeBinding(itemBindingName, h.itemFor); err != nil {
+		return fmt.Errorf("browser: installing the banner's item binding: %w", err)
+	}
 	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(bannerScript(h.profile.BannerText))}); err != nil {
 		return fmt.Errorf("browser: installing the status banner: %w", err)
 	}

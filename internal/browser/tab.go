@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,6 +19,7 @@ type pageState struct {
 
 	mu          sync.Mutex
 	item        string
+	itemAsks    int // how many documents of this tab asked for item (tests)
 	notices     []string
 	inflight    map[playwright.Request]time.Time
 	navPending  bool      // a top-level navigation was requested and has not ended
@@ -357,9 +357,43 @@ func (t *Tab) settle(start, deadline time.Time) error {
 				State: playwright.LoadStateLoad, Timeout: playwright.Float(float64(rem.Milliseconds()) + 1),
 			})
 		}
+		t.awaitBanner(deadline)
 	}
 	t.leaveForbiddenPage(deadline)
 	return nil
+}
+
+// awaitBanner waits, at most until deadline and never more than a second,
+// for a new document's banner to have its tab's item, so the screenshot
+// after a navigation shows it. The caller holds the tab.
+func (t *Tab) awaitBanner(deadline time.Time) {
+	wait := min(time.Until(deadline), time.Second)
+	if wait <= 0 {
+		return
+	}
+	_, err := t.page.Evaluate(`([name, ms]) => { const r = window[name];
+  if (!r) return false;
+  return Promise.race([r.then(() => true), new Promise((ok) => setTimeout(() => ok(false), ms))]); }`,
+		[]any{bannerReadyName, wait.Milliseconds()})
+	if err != nil && !isTargetClosed(err) {
+		t.h.log.Debug("waiting for the banner's item failed", "err", err)
+	}
+}
+
+// itemFor answers the banner binding: the item of the tab whose top-level
+// document asks. Other pages and frames get "".
+func (h *Host) itemFor(src *playwright.BindingSource, _ ...any) any {
+	if src == nil || src.Frame == nil || src.Frame.ParentFrame() != nil {
+		return ""
+	}
+	st := h.pageState(src.Page)
+	if st == nil {
+		return ""
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.itemAsks++
+	return st.item
 }
 
 // openQueuedPopups opens, in this tab, the last allowed address a popup
@@ -446,21 +480,15 @@ func (t *Tab) Close() error {
 }
 
 // SetItem sets the item this tab shops for: the banner shows it, now and
-// on every page the tab opens later.
+// on every page the tab opens later. It may be called any number of times;
+// it adds nothing to the page (new documents ask the Host for the tab's
+// current item through the banner binding).
 func (t *Tab) SetItem(ctx context.Context, name string) error {
 	t.st.mu.Lock()
 	t.st.item = name
 	t.st.mu.Unlock()
-	n, _ := json.Marshal(name) // a string always marshals
-	script := `(() => { if (window.top !== window) return; const n = ` + string(n) + `;
-  window.__groceryAgentPendingItem = n;
-  if (typeof window.setCurrentShoppingItem === 'function') window.setCurrentShoppingItem(n); })();`
 	return t.act(ctx, "set the banner's item", false, func(c call) error {
-		if err := t.page.AddInitScript(playwright.Script{Content: playwright.String(script)}); err != nil {
-			return err
-		}
-		_, err := t.page.Evaluate(`(n) => { window.__groceryAgentPendingItem = n;
-  if (typeof window.setCurrentShoppingItem === 'function') window.setCurrentShoppingItem(n); }`, name)
+		_, err := t.page.Evaluate(`(n) => { if (typeof window.setCurrentShoppingItem === 'function') window.setCurrentShoppingItem(n); }`, name)
 		return err
 	})
 }
