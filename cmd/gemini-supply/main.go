@@ -76,11 +76,3 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'gemini-supply <command> -h' (or 'gemini-supply help <command>') for a command's flags.")
 }
-
-// notBuilt is the body of commands that do not exist yet.
-func notBuilt(name string) func(context.Context, []string, stdio) int {
-	return func(_ context.Context, _ []string, s stdio) int {
-		fmt.Fprintf(s.err, "gemini-supply %s: not built yet\n", name)
-		return 1
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -265,17 +264,6 @@ var predefined = func() map[string]action {
 	}
 	return m
 }()
-
-// PredefinedFunctions lists the predefined Computer Use function names this
-// package executes (both vocabularies), sorted.
-func PredefinedFunctions() []string {
-	names := make([]string, 0, len(predefined))
-	for k := range predefined {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
 
 func clickAction(b Button, count int) action {
 	return func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {

@@ -12,9 +12,6 @@ import (
 //go:embed demo/shopping_list.yaml
 var demoList []byte
 
-// DemoList is the example shopping list `demo` shops.
-func DemoList() []byte { return append([]byte(nil), demoList...) }
-
 // DefaultDemoConcurrency is how many tabs `demo` shops with.
 const DefaultDemoConcurrency = 2
 

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -420,11 +419,6 @@ var clicksPage = func() string {
 
 const tallPage = `<div style="height:5000px;width:4000px;background:linear-gradient(#fff,#000)"></div>
 <div id="inner" style="position:fixed;left:100px;top:100px;width:400px;height:300px;overflow:auto;background:#eee"><div style="height:3000px">inner</div></div>`
-
-// logs returns whether the texts of all records contain s.
-func containsAny(s string, subs ...string) bool {
-	return slices.ContainsFunc(subs, func(x string) bool { return x != "" && strings.Contains(s, x) })
-}
 
 // chromiumPID reads the browser's PID from the profile's SingletonLock
 // ("hostname-pid").

@@ -91,9 +91,6 @@ func BindFlags(fs *flag.FlagSet, names ...string) *Flags {
 	return f
 }
 
-// ConfigPath is the --config value ("" when not given).
-func (f *Flags) ConfigPath() string { return f.configPath }
-
 // Apply copies the flags set on the command line onto c.
 func (f *Flags) Apply(c *Config) {
 	dst := reflect.ValueOf(c).Elem()

@@ -47,9 +47,6 @@ var aisles = []Aisle{
 	{Slug: "pantry", Name: "Pantry", NameFR: "Garde-manger"},
 }
 
-// Aisles returns the demo store's aisles in navigation-bar order.
-func Aisles() []Aisle { return append([]Aisle(nil), aisles...) }
-
 // catalogue is the whole demo store in catalogue order, which is also the
 // tie-break order of search results.
 var catalogue = []Product{

@@ -161,10 +161,6 @@ func (l *lang) aisleName(a Aisle) string {
 	return a.Name
 }
 
-func (l *lang) searchURL(q string) string {
-	return l.searchPath + "?" + l.searchParam + "=" + url.QueryEscape(q)
-}
-
 func (l *lang) aisleURL(slug string) string { return l.aislesPath + "/" + slug }
 
 func (l *lang) productURL(p *Product) string {

@@ -12,12 +12,8 @@
 package scripted
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -123,29 +119,6 @@ func New(opts Options) *Planner {
 
 // Script returns the planner as a fake-Gemini script.
 func (p *Planner) Script() gemini.Script { return p.Reply }
-
-// Serve starts a fake Gemini server driven by a planner for the demo's
-// `--model scripted` mode and returns it with a real genai client aimed at
-// it. Close the server when done. The server keeps no request bodies.
-func Serve(ctx context.Context, opts Options, log *slog.Logger) (*gemini.Server, *genai.Client, error) {
-	if opts.Store == nil {
-		return nil, nil, errors.New("scripted: Options.Store is required (the demo store the planner shops)")
-	}
-	key := make([]byte, 16)
-	if _, err := rand.Read(key); err != nil {
-		return nil, nil, fmt.Errorf("scripted: generate a key for the local model server: %w", err)
-	}
-	srv := gemini.New(gemini.Config{APIKey: hex.EncodeToString(key), Script: New(opts).Script(), Logger: log, DiscardRequests: true})
-	if err := srv.Start(); err != nil {
-		return nil, nil, fmt.Errorf("scripted: %w", err)
-	}
-	client, err := srv.NewClient(ctx)
-	if err != nil {
-		srv.Close()
-		return nil, nil, fmt.Errorf("scripted: %w", err)
-	}
-	return srv, client, nil
-}
 
 // Goal is what the planner reads from the goal text.
 type Goal struct {

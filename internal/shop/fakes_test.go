@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -452,13 +451,4 @@ func outcomeByName(s report.Summary) map[string]report.Outcome {
 		m[it.ItemName] = it.Outcome
 	}
 	return m
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

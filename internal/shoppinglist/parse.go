@@ -244,9 +244,6 @@ func normaliseTag(t string) string {
 	return t
 }
 
-// NormaliseTag returns tag lower case with a leading '#'.
-func NormaliseTag(tag string) string { return normaliseTag(tag) }
-
 // Duplicate is an open item whose product is already on the list.
 type Duplicate struct {
 	Item Item
