@@ -258,7 +258,6 @@ type Host struct {
 	pages       map[playwright.Page]*pageState
 	loginPage   playwright.Page      // the page Login drives, while it runs
 	blocked     map[string]int       // blocked host -> count
-	pageEvt     chan struct{}        // closed and replaced on every new page
 	awaitPage   chan playwright.Page // receives the next opener-less page (openPage)
 	genSeq      int
 	newPageMu   sync.Mutex // serialises openPage
