@@ -35,20 +35,8 @@ var olderActions = map[string]action{
 		}
 		return nil
 	},
-	"click_at": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		p, err := point(a, "x", "y")
-		if err != nil {
-			return err
-		}
-		return c.Click(ctx, p, ButtonLeft, 1)
-	},
-	"hover_at": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		p, err := point(a, "x", "y")
-		if err != nil {
-			return err
-		}
-		return c.Move(ctx, p)
-	},
+	"click_at": clickAction(ButtonLeft, 1),
+	"hover_at": atPoint(Computer.Move),
 	"type_text_at": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
 		p, err := point(a, "x", "y")
 		if err != nil {
@@ -68,20 +56,8 @@ var olderActions = map[string]action{
 		}
 		return c.TypeAt(ctx, p, text, enter, clear)
 	},
-	"key_combination": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		keys, err := keysArg(a, "keys")
-		if err != nil {
-			return err
-		}
-		return c.PressKeys(ctx, keys)
-	},
-	"scroll_document": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		d, err := direction(a)
-		if err != nil {
-			return err
-		}
-		return c.ScrollDocument(ctx, d)
-	},
+	"key_combination": withKeys(Computer.PressKeys),
+	"scroll_document": withDirection(Computer.ScrollDocument),
 	"scroll_at": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
 		p, err := point(a, "x", "y")
 		if err != nil {
@@ -100,12 +76,8 @@ var olderActions = map[string]action{
 	"wait_5_seconds": func(ctx context.Context, c Computer, _ actionEnv, _ map[string]any) error {
 		return c.Wait(ctx, 5*time.Second)
 	},
-	"go_back": func(ctx context.Context, c Computer, _ actionEnv, _ map[string]any) error {
-		return c.GoBack(ctx)
-	},
-	"go_forward": func(ctx context.Context, c Computer, _ actionEnv, _ map[string]any) error {
-		return c.GoForward(ctx)
-	},
+	"go_back":    noArgs(Computer.GoBack),
+	"go_forward": noArgs(Computer.GoForward),
 	"search": func(ctx context.Context, c Computer, env actionEnv, _ map[string]any) error {
 		if env.homeURL == "" {
 			return badArg("search is not available here: use navigate with a URL instead")
@@ -157,13 +129,7 @@ var newerActions = map[string]action{
 		}
 		return c.MouseUp(ctx, b)
 	},
-	"move": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		p, err := point(a, "x", "y")
-		if err != nil {
-			return err
-		}
-		return c.Move(ctx, p)
-	},
+	"move": atPoint(Computer.Move),
 	"type": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
 		text, err := str(a, "text")
 		if err != nil {
@@ -220,34 +186,10 @@ var newerActions = map[string]action{
 		}
 		return c.Wait(ctx, time.Duration(secs*float64(time.Second)))
 	},
-	"press_key": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		k, err := keyArg(a)
-		if err != nil {
-			return err
-		}
-		return c.PressKeys(ctx, k)
-	},
-	"key_down": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		k, err := keyArg(a)
-		if err != nil {
-			return err
-		}
-		return c.KeyDown(ctx, k)
-	},
-	"key_up": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		k, err := keyArg(a)
-		if err != nil {
-			return err
-		}
-		return c.KeyUp(ctx, k)
-	},
-	"hotkey": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		keys, err := keysArg(a, "keys")
-		if err != nil {
-			return err
-		}
-		return c.PressKeys(ctx, keys)
-	},
+	"press_key": withKey(Computer.PressKeys),
+	"key_down":  withKey(Computer.KeyDown),
+	"key_up":    withKey(Computer.KeyUp),
+	"hotkey":    withKeys(Computer.PressKeys),
 	"take_screenshot": func(context.Context, Computer, actionEnv, map[string]any) error {
 		return nil // every action's response carries a fresh screenshot
 	},
@@ -266,13 +208,59 @@ var predefined = func() map[string]action {
 }()
 
 func clickAction(b Button, count int) action {
+	return atPoint(func(c Computer, ctx context.Context, p Point) error { return c.Click(ctx, p, b, count) })
+}
+
+// The constructors below turn a Computer method (as a method expression,
+// e.g. Computer.Move) into an action that reads its one argument.
+
+// atPoint: the method takes the point at args x, y.
+func atPoint(f func(Computer, context.Context, Point) error) action {
 	return func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
 		p, err := point(a, "x", "y")
 		if err != nil {
 			return err
 		}
-		return c.Click(ctx, p, b, count)
+		return f(c, ctx, p)
 	}
+}
+
+// withKey: the method takes the key in args key (or keys).
+func withKey(f func(Computer, context.Context, string) error) action {
+	return func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
+		k, err := keyArg(a)
+		if err != nil {
+			return err
+		}
+		return f(c, ctx, k)
+	}
+}
+
+// withKeys: the method takes the combination in args keys.
+func withKeys(f func(Computer, context.Context, string) error) action {
+	return func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
+		keys, err := keysArg(a, "keys")
+		if err != nil {
+			return err
+		}
+		return f(c, ctx, keys)
+	}
+}
+
+// withDirection: the method takes the direction in args direction.
+func withDirection(f func(Computer, context.Context, Direction) error) action {
+	return func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
+		d, err := direction(a)
+		if err != nil {
+			return err
+		}
+		return f(c, ctx, d)
+	}
+}
+
+// noArgs: the method takes no argument.
+func noArgs(f func(Computer, context.Context) error) action {
+	return func(ctx context.Context, c Computer, _ actionEnv, _ map[string]any) error { return f(c, ctx) }
 }
 
 func moveThenButton(ctx context.Context, c Computer, a map[string]any) (Button, error) {
