@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
@@ -24,13 +25,7 @@ import (
 // pollUntil polls cond (every 10 ms, at most 20 s) and fails with logs().
 func pollUntil(t *testing.T, what string, cond func() bool, logs func() string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; log:\n%s", what, logs())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, what, 20*time.Second, cond, logs)
 }
 
 // retainedWatcher records the last payload of every topic under root.

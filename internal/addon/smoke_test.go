@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
@@ -23,13 +24,7 @@ import (
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, logs func() string) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; add-on log:\n%s", what, logs())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Until(t, what, limit, cond, logs)
 }
 
 // buildBinary builds cmd/gemini-supply into a temp dir.

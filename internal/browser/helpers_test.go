@@ -21,6 +21,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/screen"
 	"github.com/gemini-supply/gemini-supply/internal/store"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
 // requireBrowser fails (or, with -short, skips) when the browser
@@ -129,13 +130,7 @@ func eval(t testing.TB, tab *Tab, js string, args ...any) any {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, what, d, cond)
 }
 
 func mustDo(t testing.TB, what string, err error) {

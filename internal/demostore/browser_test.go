@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
+
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -69,13 +71,7 @@ func openChromium(t *testing.T) (*Server, playwright.Page) {
 // eventually polls cond until it holds or 10 s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, what, 10*time.Second, cond)
 }
 
 func gotoURL(t *testing.T, page playwright.Page, url string) {

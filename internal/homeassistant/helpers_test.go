@@ -9,6 +9,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
 const (
@@ -72,13 +73,7 @@ func testCtx(t *testing.T) context.Context {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testwait.Until(t, what, testWait, cond)
 }
 
 func receive[T any](t *testing.T, ch <-chan T, what string) T {

@@ -18,19 +18,14 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
 const testWait = 10 * time.Second
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testwait.Until(t, what, testWait, cond)
 }
 
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
