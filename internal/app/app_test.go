@@ -70,6 +70,14 @@ func newMemList(names ...string) *memList {
 	return l
 }
 
+func (l *memList) Item(ctx context.Context, id string) (shoppinglist.Item, error) {
+	items, err := l.Items(ctx)
+	if err != nil {
+		return shoppinglist.Item{}, err
+	}
+	return shoppinglist.Find(items, id)
+}
+
 func (l *memList) Items(ctx context.Context) ([]shoppinglist.Item, error) {
 	if l.entered != nil {
 		close(l.entered)

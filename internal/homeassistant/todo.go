@@ -28,7 +28,7 @@ var (
 	// ErrUnknownEntity: the configured todo entity does not exist.
 	ErrUnknownEntity = errors.New("todo entity not found")
 	// ErrItemGone: the item is no longer on the list (deleted in Home Assistant).
-	ErrItemGone = errors.New("item is no longer on the list")
+	ErrItemGone = shoppinglist.ErrItemGone
 )
 
 // TodoOptions configures a TodoProvider.
@@ -175,6 +175,20 @@ func (p *TodoProvider) Items(ctx context.Context) ([]shoppinglist.Item, error) {
 		items = append(items, it)
 	}
 	return items, nil
+}
+
+// Item reads the list again and returns the item with uid id; an error
+// wrapping ErrItemGone when a person deleted it.
+func (p *TodoProvider) Item(ctx context.Context, id string) (shoppinglist.Item, error) {
+	items, err := p.Items(ctx)
+	if err != nil {
+		return shoppinglist.Item{}, err
+	}
+	it, err := shoppinglist.Find(items, id)
+	if err != nil {
+		return shoppinglist.Item{}, fmt.Errorf("%s: %w (deleted in Home Assistant?)", p.entity, err)
+	}
+	return it, nil
 }
 
 // list reads the items with todo/item/list and remembers them by uid.

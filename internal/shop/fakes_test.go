@@ -40,6 +40,14 @@ func newFakeProvider(names ...string) *fakeProvider {
 	return p
 }
 
+func (p *fakeProvider) Item(ctx context.Context, id string) (shoppinglist.Item, error) {
+	items, err := p.Items(ctx)
+	if err != nil {
+		return shoppinglist.Item{}, err
+	}
+	return shoppinglist.Find(items, id)
+}
+
 func (p *fakeProvider) Items(context.Context) ([]shoppinglist.Item, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

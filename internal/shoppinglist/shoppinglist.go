@@ -5,6 +5,8 @@ package shoppinglist
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
@@ -49,11 +51,33 @@ type Added struct {
 	Quantity    int
 }
 
+// ErrItemGone is wrapped by a provider's errors when the item is no longer on
+// the list: a person deleted it (or its id never existed). A run treats it
+// as the person's decision, not as a failure.
+var ErrItemGone = errors.New("item is no longer on the list")
+
+// Find returns the item with id from items, or an error wrapping ErrItemGone.
+func Find(items []Item, id string) (Item, error) {
+	for _, it := range items {
+		if it.ID == id {
+			return it, nil
+		}
+	}
+	return Item{}, fmt.Errorf("item %q: %w", id, ErrItemGone)
+}
+
 // Provider is a shopping list source. Implementations must be safe for
 // concurrent use: several agents mark items at once.
 type Provider interface {
 	// Items returns every item of the list (callers filter by status and tags).
 	Items(ctx context.Context) ([]Item, error)
+	// Item returns one item's current state, read fresh from the list (a
+	// person may have renamed, completed or deleted it since Items). An error
+	// wrapping ErrItemGone means it is no longer on the list.
+	Item(ctx context.Context, id string) (Item, error)
+	// The Mark methods return an error wrapping ErrItemGone when the item
+	// was deleted meanwhile.
+	//
 	// MarkCompleted records that the item is in the cart.
 	MarkCompleted(ctx context.Context, id string, added Added) error
 	// MarkNotFound tags the item #404 with the agent's explanation.

@@ -27,8 +27,8 @@ import (
 )
 
 // ErrUnknownItem is returned when a mark names an id the list does not hold
-// (the item was removed while the run was going).
-var ErrUnknownItem = errors.New("no such item in the shopping list")
+// (the item was removed while the run was going); it is ErrItemGone.
+var ErrUnknownItem = ErrItemGone
 
 // ErrReadOnly is returned by the writing methods of a list opened ReadOnly.
 var ErrReadOnly = errors.New("shopping list opened read-only")
@@ -197,6 +197,20 @@ func (f *YAMLFile) Items(ctx context.Context) ([]Item, error) {
 		return false, nil
 	})
 	return items, err
+}
+
+// Item returns the item with id as the file holds it now; an error wrapping
+// ErrItemGone when no item has that id any more.
+func (f *YAMLFile) Item(ctx context.Context, id string) (Item, error) {
+	items, err := f.Items(ctx)
+	if err != nil {
+		return Item{}, err
+	}
+	it, err := Find(items, id)
+	if err != nil {
+		return Item{}, fmt.Errorf("%s: %w", f.path, err)
+	}
+	return it, nil
 }
 
 // MarkCompleted sets the item completed and records the product, price, link

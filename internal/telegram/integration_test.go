@@ -104,6 +104,14 @@ func newList(names ...string) *list {
 	return l
 }
 
+func (l *list) Item(ctx context.Context, id string) (shoppinglist.Item, error) {
+	items, err := l.Items(ctx)
+	if err != nil {
+		return shoppinglist.Item{}, err
+	}
+	return shoppinglist.Find(items, id)
+}
+
 func (l *list) Items(context.Context) ([]shoppinglist.Item, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
