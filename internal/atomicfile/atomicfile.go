@@ -15,7 +15,16 @@ import (
 // fsync, rename over path, fsync of the directory. The temporary file is
 // removed when anything fails. path must not be a symlink the caller wants
 // kept (resolve it first).
-func Write(path string, data []byte, perm fs.FileMode) (err error) {
+func Write(path string, data []byte, perm fs.FileMode) error {
+	return WriteChecked(path, data, perm, nil)
+}
+
+// WriteChecked is Write that calls check, when not nil, right before the
+// rename (the new content is on disk by then): an error from check leaves
+// path untouched and is returned as is. Writers that share a file with
+// programs taking no lock use it to make sure path still holds what they
+// read.
+func WriteChecked(path string, data []byte, perm fs.FileMode, check func() error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -38,6 +47,11 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: close: %w", path, err)
+	}
+	if check != nil {
+		if err = check(); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: rename: %w", path, err)

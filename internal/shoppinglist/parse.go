@@ -260,12 +260,17 @@ type Plan struct {
 	// Tagged are open items an earlier run tagged #404 or #failed; they are
 	// left alone unless the run retries tagged items.
 	Tagged []Item
+	// Unnamed are open items whose name is empty or only tags ("#404"):
+	// nothing to search for. They are never shopped or changed, also when
+	// the run retries tagged items.
+	Unnamed []Item
 	// Completed counts the items already completed.
 	Completed int
 }
 
-// PlanRun splits items into what a run shops, what it skips as duplicates and
-// what it leaves alone because an earlier run tagged it. Completed items are
+// PlanRun splits items into what a run shops, what it skips as duplicates,
+// what it leaves alone because an earlier run tagged it and what it refuses
+// because it names nothing. Completed items are
 // only counted. Duplicates share a Key; the first in list order is shopped
 // with the largest quantity any of them asks for ("milk" then "2x Milk" shops
 // 2 milk once).
@@ -275,6 +280,10 @@ func PlanRun(items []Item, retryTagged bool) Plan {
 	for _, it := range items {
 		if it.Status == StatusCompleted {
 			p.Completed++
+			continue
+		}
+		if strings.TrimSpace(it.Name) == "" {
+			p.Unnamed = append(p.Unnamed, it)
 			continue
 		}
 		if it.Quantity < 1 {

@@ -63,7 +63,15 @@ const (
 	keyPriceCents  = "price_cents"
 	keyQuantity    = "quantity"
 	keyURL         = "url"
+	// keyAdded holds what a run added (product, price_text, price_cents,
+	// quantity, url), apart from what the person asked for (name, quantity).
+	keyAdded = "added"
 )
+
+// legacyAddedKeys are the flat keys older versions wrote for an added
+// product; a mark moves them under keyAdded. "quantity" is not among them:
+// it is the person's request and is never changed by a run.
+var legacyAddedKeys = []string{keyProduct, keyPriceText, keyPriceCents, keyURL}
 
 // YAMLFile is a shopping list kept in a YAML file:
 //
@@ -72,15 +80,27 @@ const (
 //	    name: 2x milk 2%
 //	    status: needs_action        # or completed
 //	    tags: ["#404"]
+//	    quantity: 2                  # what the person asks for (optional; a run never changes it)
 //	    explanation: …               # set by MarkNotFound
 //	    error: …                     # set by MarkFailed
-//	    product: …, price_text: …, price_cents: …, quantity: …, url: …   # set by MarkCompleted
+//	    added:                       # set by MarkCompleted: what the run put in the cart
+//	      product: …
+//	      price_text: …
+//	      price_cents: …
+//	      quantity: …
+//	      url: …
 //	  - bread                        # a bare name is accepted and upgraded
+//
+// An entry whose name is empty or only tags ("#404") is never given an id,
+// shopped or changed: Items reports it with an empty Name (and a
+// placeholder ID), so a run can say it was refused.
 //
 // Every change is made at once and atomically (temporary file in the same
 // directory, fsync, rename, directory fsync) under an exclusive lock on the
 // sidecar file <list>.lock, after reading the file again under that lock, so
 // marks from many goroutines and several processes never lose an update.
+// Editors that take no lock are detected instead (see yamlwrite.go): a write
+// never replaces content it did not read.
 // Comments, key order and keys it does not know survive. A file it cannot read
 // is never written.
 type YAMLFile struct {
@@ -97,6 +117,12 @@ type YAMLFile struct {
 	// onLockWait, when set (tests), is called once each time an operation
 	// finds the file lock held by someone else and starts waiting.
 	onLockWait func()
+
+	// Guarded by the locks (see yamlwrite.go).
+	replaced *snapshot      // the file the last update replaced, still open
+	written  []byte         // what the last update wrote
+	recent   []recentChange // this process's recent changes
+	clock    func() time.Time
 }
 
 var _ Provider = (*YAMLFile)(nil)
@@ -202,36 +228,38 @@ func (f *YAMLFile) Items(ctx context.Context) ([]Item, error) {
 // Item returns the item with id as the file holds it now; an error wrapping
 // ErrItemGone when no item has that id any more.
 func (f *YAMLFile) Item(ctx context.Context, id string) (Item, error) {
-	items, err := f.Items(ctx)
-	if err != nil {
-		return Item{}, err
-	}
-	it, err := Find(items, id)
-	if err != nil {
-		return Item{}, fmt.Errorf("%s: %w", f.path, err)
-	}
-	return it, nil
+	var it Item
+	err := f.update(ctx, "read item", func(d *document) (bool, error) {
+		for _, e := range d.entries {
+			if e.item.ID == id {
+				it = e.item
+				return false, nil
+			}
+		}
+		return false, fmt.Errorf("%s: item %q: %w", f.path, id, ErrItemGone)
+	})
+	return it, err
 }
 
 // MarkCompleted sets the item completed and records the product, price, link
-// and quantity added; it clears the #404/#failed tags and old explanations.
+// and quantity added under "added:"; it clears the #404/#failed tags and old
+// explanations. The person's name and quantity are left as they are.
 func (f *YAMLFile) MarkCompleted(ctx context.Context, id string, added Added) error {
 	return f.mark(ctx, id, "mark completed", func(e *entry) {
 		m := e.node
 		setString(m, keyStatus, string(StatusCompleted))
-		setOrDelete(m, keyProduct, added.ProductName)
-		setOrDelete(m, keyPriceText, added.Price.Text)
+		for _, k := range legacyAddedKeys {
+			deleteKey(m, k)
+		}
+		a := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		setOrDelete(a, keyProduct, added.ProductName)
+		setOrDelete(a, keyPriceText, added.Price.Text)
 		if added.Price.Known {
-			setInt(m, keyPriceCents, int64(added.Price.UnitCents))
-		} else {
-			deleteKey(m, keyPriceCents)
+			setInt(a, keyPriceCents, int64(added.Price.UnitCents))
 		}
-		q := added.Quantity
-		if q < 1 {
-			q = 1
-		}
-		setInt(m, keyQuantity, int64(q))
-		setOrDelete(m, keyURL, added.URL)
+		setInt(a, keyQuantity, int64(max(added.Quantity, 1)))
+		setOrDelete(a, keyURL, added.URL)
+		set(m, keyAdded, a)
 		deleteKey(m, keyExplanation)
 		deleteKey(m, keyError)
 		setRunTag(m, "")
@@ -275,58 +303,34 @@ func (f *YAMLFile) mark(ctx context.Context, id, what string, change func(*entry
 	if f.readOnly {
 		return fmt.Errorf("%s %q: %w", what, id, ErrReadOnly)
 	}
-	return f.update(ctx, what, func(d *document) (bool, error) {
+	var rec recentChange
+	err := f.update(ctx, what, func(d *document) (bool, error) {
 		for i := range d.entries {
-			if d.entries[i].item.ID == id {
-				change(&d.entries[i])
-				return true, nil
+			e := &d.entries[i]
+			if e.item.ID != id {
+				continue
 			}
+			if e.item.Name == "" {
+				return false, fmt.Errorf("%s %q in %s: %w", what, id, f.path, errNoName)
+			}
+			rec = recentChange{id: id, before: encodeNode(e.node), apply: change}
+			change(e)
+			return true, nil
 		}
 		return false, fmt.Errorf("%s %q in %s: %w", what, id, f.path, ErrUnknownItem)
 	})
+	if err == nil {
+		rec.at = f.now()
+		f.lockedRemember(rec)
+	}
+	return err
 }
 
-// update runs change on a fresh read of the file, under the locks, and saves
-// the file when ids were assigned or change reports a change.
-func (f *YAMLFile) update(ctx context.Context, what string, change func(*document) (bool, error)) error {
-	if !f.readOnly {
-		unlock, err := f.lock(ctx, what)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		return fmt.Errorf("%s: read shopping list %s: %w", what, f.path, err)
-	}
-	d, err := f.parse(data)
-	if err != nil {
-		return err
-	}
-	assigned := d.assignIDs(f.newID)
-	changed, err := change(d)
-	if err != nil {
-		return err
-	}
-	if f.readOnly || (!changed && assigned == 0) {
-		return nil
-	}
-	out, err := d.encode()
-	if err != nil {
-		return fmt.Errorf("%s: encode shopping list %s: %w", what, f.path, err)
-	}
-	perm := fs.FileMode(0o644)
-	if st, err := os.Stat(f.path); err == nil {
-		perm = st.Mode().Perm()
-	}
-	if err := atomicfile.Write(f.path, out, perm); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if assigned > 0 {
-		f.log.Info("assigned ids to new items", "count", assigned)
-	}
-	return nil
+// lockedRemember records a mark for reapply (under the process lock).
+func (f *YAMLFile) lockedRemember(c recentChange) {
+	f.sem <- struct{}{}
+	f.remember(c)
+	<-f.sem
 }
 
 // lock takes this process's semaphore, then the file lock, waiting for
@@ -454,9 +458,6 @@ func (f *YAMLFile) parse(data []byte) (*document, error) {
 		case n.Kind == yaml.ScalarNode && isNull(n):
 			continue // an empty "-" line: left alone
 		case n.Kind == yaml.ScalarNode:
-			if strings.TrimSpace(n.Value) == "" {
-				return nil, ferr(n.Line, "item %d has an empty name", i+1)
-			}
 			e.item = Item{Status: StatusNeedsAction}
 			e.item.SetName(n.Value)
 		case n.Kind == yaml.MappingNode:
@@ -467,6 +468,10 @@ func (f *YAMLFile) parse(data []byte) (*document, error) {
 			e.item = it
 		default:
 			return nil, ferr(n.Line, "item %d must be a name or a mapping with a name, found %s", i+1, kindName(n))
+		}
+		if e.item.Name == "" && e.item.ID == "" {
+			// Never written: a placeholder so a run can report it.
+			e.item.ID = fmt.Sprintf("unnamed-line-%d", n.Line)
 		}
 		d.entries = append(d.entries, e)
 	}
@@ -511,7 +516,7 @@ func readItem(m *yaml.Node, ferr errorf) (Item, error) {
 	if err != nil {
 		return it, err
 	}
-	if strings.TrimSpace(name) == "" {
+	if k, _ := lookup(m, keyName); k == nil {
 		return it, ferr(m.Line, "item has no name (add \"name: …\")")
 	}
 	status, err := str(keyStatus)
@@ -602,10 +607,13 @@ func checkKeys(m *yaml.Node, ferr errorf) error {
 	return nil
 }
 
-// assignIDs gives every item without an id (or with an id an earlier item
-// already uses) a new one, upgrading bare names to mappings. It returns how
-// many it assigned.
-func (d *document) assignIDs(gen func() string) int {
+// assignedID is an id assignIDs gave to the entry named name.
+type assignedID struct{ id, name string }
+
+// assignIDs gives every named item without an id (or with an id an earlier
+// item already uses) a new one, upgrading bare names to mappings. Entries
+// without a name are left exactly as written. It returns what it assigned.
+func (d *document) assignIDs(gen func() string) []assignedID {
 	taken := map[string]bool{}
 	for _, e := range d.entries {
 		taken[e.item.ID] = true
@@ -623,28 +631,49 @@ func (d *document) assignIDs(gen func() string) int {
 		}
 	}
 	seen := map[string]bool{}
-	n := 0
+	var out []assignedID
 	for i := range d.entries {
 		e := &d.entries[i]
+		if e.item.Name == "" {
+			continue
+		}
 		if id := e.item.ID; id != "" && !seen[id] && e.node.Kind == yaml.MappingNode {
 			seen[id] = true
 			continue
 		}
 		id := fresh()
 		taken[id], seen[id] = true, true
-		e.item.ID = id
-		if e.node.Kind == yaml.ScalarNode {
-			e.node = upgrade(e.node)
-			d.seq.Content[e.index] = e.node
+		name := e.node.Value
+		if e.node.Kind == yaml.MappingNode {
+			name = rawName(e.node)
 		}
-		if k, _ := lookup(e.node, keyID); k == nil {
-			e.node.Content = append([]*yaml.Node{scalar(keyID), scalar(id)}, e.node.Content...)
-		} else {
-			setString(e.node, keyID, id)
-		}
-		n++
+		d.setID(e, id)
+		out = append(out, assignedID{id: id, name: name})
 	}
-	return n
+	return out
+}
+
+// setID gives entry e the id, upgrading a bare name to a mapping.
+func (d *document) setID(e *entry, id string) {
+	e.item.ID = id
+	if e.node.Kind == yaml.ScalarNode {
+		e.node = upgrade(e.node)
+		d.seq.Content[e.index] = e.node
+	}
+	if k, _ := lookup(e.node, keyID); k == nil {
+		e.node.Content = append([]*yaml.Node{scalar(keyID), scalar(id)}, e.node.Content...)
+	} else {
+		setString(e.node, keyID, id)
+	}
+}
+
+func (d *document) hasID(id string) bool {
+	for _, e := range d.entries {
+		if e.item.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // upgrade turns a bare-name scalar into a mapping {name: …}, moving its
@@ -761,7 +790,8 @@ func setRunTag(m *yaml.Node, tag string) {
 				kept = append(kept, w)
 			}
 		}
-		if len(kept) != len(words) {
+		// Never leave the name empty: the person's words stay.
+		if len(kept) != len(words) && Parse(strings.Join(kept, " ")).Name != "" {
 			nv.Value = strings.Join(kept, " ")
 		}
 	}
