@@ -12,7 +12,7 @@ import (
 
 // Counts is how many items ended each way.
 type Counts struct {
-	Added, NotFound, Failed, Duplicate int
+	Added, NotFound, Failed, Duplicate, Skipped, NotShopped int
 	// Total is the number of results.
 	Total int
 }
@@ -30,6 +30,10 @@ func (s Summary) Counts() Counts {
 			c.Failed++
 		case OutcomeDuplicate:
 			c.Duplicate++
+		case OutcomeSkipped:
+			c.Skipped++
+		case OutcomeNotShopped:
+			c.NotShopped++
 		}
 	}
 	c.Total = len(s.Items)
@@ -57,8 +61,12 @@ func (s Summary) EstimatedTotal() (total money.Cents, unknown int) {
 	return money.Total(lines...)
 }
 
-// Title is a one-line headline: "gemini-supply: 3 added, 1 not found".
+// Title is a one-line headline: "gemini-supply: 3 added, 1 not found", or
+// for a stopped run "gemini-supply: stopped — 2 added, 3 not shopped".
 func (s Summary) Title() string {
+	if s.Cancelled {
+		return "gemini-supply: stopped — " + s.Counts().String()
+	}
 	return "gemini-supply: " + s.Counts().String()
 }
 
@@ -78,6 +86,8 @@ func (c Counts) String() string {
 	add(c.NotFound, "not found", "not found")
 	add(c.Failed, "failed", "failed")
 	add(c.Duplicate, "duplicate", "duplicates")
+	add(c.Skipped, "skipped", "skipped")
+	add(c.NotShopped, "not shopped", "not shopped")
 	if len(parts) == 0 {
 		return "nothing to shop"
 	}
@@ -106,9 +116,11 @@ func (s Summary) Markdown() string {
 		}
 		b.WriteString("\n\n")
 	}
-	fmt.Fprintf(&b, "**%s.**\n", capitalise(c.String()))
 	if s.Cancelled {
-		b.WriteString("\nThe run was stopped before every item was shopped.\n")
+		fmt.Fprintf(&b, "**Stopped: %s.**\n", c.String())
+		b.WriteString("\nThe run was stopped before every item was shopped; the items it did not finish are unchanged on the list.\n")
+	} else {
+		fmt.Fprintf(&b, "**%s.**\n", capitalise(c.String()))
 	}
 
 	section := func(title string, o Outcome, line func(ItemResult) string) {
@@ -151,6 +163,18 @@ func (s Summary) Markdown() string {
 	section("Duplicates", OutcomeDuplicate, func(it ItemResult) string {
 		return "**" + escape(it.ItemName) + "**" + reason(it.Explanation, "already on the list; shopped once")
 	})
+	section("Skipped", OutcomeSkipped, func(it ItemResult) string {
+		return "**" + escape(nameOr(it)) + "**" + reason(it.Explanation, "left alone")
+	})
+	section("Not shopped", OutcomeNotShopped, func(it ItemResult) string {
+		return "**" + escape(it.ItemName) + "**" + reason(it.Explanation, "the run was stopped first; unchanged on the list")
+	})
+	if len(s.UnappliedUpdates) > 0 {
+		fmt.Fprintf(&b, "\n## List updates that could not be applied (%d)\n\n", len(s.UnappliedUpdates))
+		for _, u := range s.UnappliedUpdates {
+			fmt.Fprintf(&b, "- **%s** (%s) — %s\n", escape(oneLine(u.ItemName)), escape(u.Update), escape(oneLine(u.Reason)))
+		}
+	}
 
 	if len(s.Warnings) > 0 {
 		fmt.Fprintf(&b, "\n## Review warnings (%d)\n\n", len(s.Warnings))
@@ -180,6 +204,14 @@ func (s Summary) Markdown() string {
 		b.WriteString("Review and check out: " + link("your cart", s.CartURL) + "\n")
 	}
 	return b.String()
+}
+
+// nameOr is the item's name, or a placeholder for an item without one.
+func nameOr(it ItemResult) string {
+	if oneLine(it.ItemName) == "" {
+		return "(no name)"
+	}
+	return it.ItemName
 }
 
 func priceText(p money.Price, quantity int) string {

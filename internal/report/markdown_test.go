@@ -99,15 +99,18 @@ Started 2026-03-14 09:30 UTC, took 2s.
 					{ItemName: "rice", Quantity: 0, Outcome: OutcomeAdded, Price: money.Parse("$9")},
 					{ItemName: "flour #404", Outcome: OutcomeNotFound},
 					{ItemName: "yeast", Outcome: OutcomeFailed},
+					{ItemName: "salt", Outcome: OutcomeNotShopped},
+					{ItemName: "", Outcome: OutcomeSkipped, Explanation: SkippedNoName},
 				},
+				UnappliedUpdates: []UnappliedUpdate{{ItemName: "rice", Update: "mark completed", Reason: "Home Assistant\ndid not answer"}},
 			},
 			want: `# Shopping run
 
 Started 2026-03-14 09:30 UTC, took 1h30m0s.
 
-**2 added, 1 not found, 1 failed.**
+**Stopped: 2 added, 1 not found, 1 failed, 1 skipped, 1 not shopped.**
 
-The run was stopped before every item was shopped.
+The run was stopped before every item was shopped; the items it did not finish are unchanged on the list.
 
 ## Added (2)
 
@@ -121,6 +124,18 @@ The run was stopped before every item was shopped.
 ## Failed (1)
 
 - **yeast** — no reason recorded
+
+## Skipped (1)
+
+- **(no name)** — its name is only tags or empty: nothing to search for (left as written)
+
+## Not shopped (1)
+
+- **salt** — the run was stopped first; unchanged on the list
+
+## List updates that could not be applied (1)
+
+- **rice** (mark completed) — Home Assistant did not answer
 
 **Estimated total: $15.60**
 `,
@@ -165,6 +180,12 @@ func TestCountsAndTotal(t *testing.T) {
 	}
 	if got := s.Title(); got != "gemini-supply: 4 added, 1 not found, 1 failed, 1 duplicate" {
 		t.Errorf("Title() = %q", got)
+	}
+	stopped := Summary{Cancelled: true, Items: []ItemResult{
+		{Outcome: OutcomeAdded}, {Outcome: OutcomeAdded}, {Outcome: OutcomeNotShopped}, {Outcome: OutcomeNotShopped}, {Outcome: OutcomeNotShopped},
+	}}
+	if got := stopped.Title(); got != "gemini-supply: stopped — 2 added, 3 not shopped" {
+		t.Errorf("Title() of a stopped run = %q", got)
 	}
 }
 

@@ -20,7 +20,32 @@ const (
 	OutcomeFailed Outcome = "failed"
 	// OutcomeDuplicate: the same item appears earlier in the list; shopped once.
 	OutcomeDuplicate Outcome = "duplicate"
+	// OutcomeSkipped: not shopped because of the list itself — a person
+	// removed it or checked it off during the run, or its name is only tags
+	// or empty. Explanation says which; the list is not changed.
+	OutcomeSkipped Outcome = "skipped"
+	// OutcomeNotShopped: the run was stopped before it finished the item;
+	// it was left unchanged on the list.
+	OutcomeNotShopped Outcome = "not_shopped"
 )
+
+// Explanations of skipped items.
+const (
+	SkippedRemoved    = "removed from the list during the run"
+	SkippedCheckedOff = "checked off by someone during the run"
+	SkippedNoName     = "its name is only tags or empty: nothing to search for (left as written)"
+)
+
+// UnappliedUpdate is a list update a run could not apply: the cart is as
+// reported, the list does not say so.
+type UnappliedUpdate struct {
+	ItemID   string `json:"item_id"`
+	ItemName string `json:"item_name"`
+	// Update is what the list should have been told ("mark completed").
+	Update string `json:"update"`
+	// Reason is why it could not be applied.
+	Reason string `json:"reason"`
+}
 
 // ItemResult is the result of one list item.
 type ItemResult struct {
@@ -62,4 +87,6 @@ type Summary struct {
 	Usage    Usage    `json:"usage"`
 	// Cancelled is set when the run was stopped before every item was shopped.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// UnappliedUpdates are the list updates that could not be applied.
+	UnappliedUpdates []UnappliedUpdate `json:"unapplied_updates,omitempty"`
 }
