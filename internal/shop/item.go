@@ -103,6 +103,9 @@ func (o attemptOut) reason() string {
 
 // shopItem shops one planned item to its final outcome (or until ctx ends).
 func (r *run) shopItem(ctx context.Context, p *planned) {
+	if !r.recheck(ctx, p) {
+		return
+	}
 	it := &itemRun{r: r, p: p, query: p.item.Product, started: r.now()}
 	started := it.started
 	// The duplicates share the item's fate: they are in flight with it.
@@ -256,33 +259,14 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 	return out
 }
 
-// onReport updates the list the moment a terminal report arrives (with a
-// context that survives the run's cancellation: the report is true) and
-// records it in the journal.
+// onReport records a terminal report in the journal and updates the list
+// the moment it arrives (with a context that survives the run's
+// cancellation: the report is true). The journal says done first, so a run
+// killed at any moment leaves no item the list marked but the journal calls
+// unfinished; an item whose list update had not landed (list_updated false)
+// is updated by the next run.
 func (it *itemRun) onReport(ctx context.Context, e ending) {
 	r := it.r
-	fctx, cancel := r.finalCtx(ctx)
-	defer cancel()
-	for i, id := range it.ids() {
-		var err error
-		switch e.kind {
-		case endAdded:
-			err = r.cfg.Provider.MarkCompleted(fctx, id, e.added)
-		case endNotFound:
-			expl := e.explanation
-			if i > 0 {
-				expl = fmt.Sprintf("same as %q: %s", it.p.item.Name, expl)
-			}
-			err = r.cfg.Provider.MarkNotFound(fctx, id, expl)
-		}
-		if err != nil {
-			r.log.Error("updating the list failed", "item", it.p.item.Name, "err", err)
-			r.addWarning(fmt.Sprintf("%q could not be updated on the shopping list: %v", it.p.item.Name, err))
-		}
-	}
-	// The journal agrees with the list at once, duplicates included (the
-	// list marked them too), so a run killed now leaves no item the list
-	// marked but the journal calls unfinished.
 	res := it.resultFrom(e)
 	now := r.now()
 	r.journal.Update(func(rec *JournalRecord) {
@@ -299,6 +283,24 @@ func (it *itemRun) onReport(ctx context.Context, e ending) {
 			}
 		}
 	})
+	fctx, cancel := r.finalCtx(ctx)
+	defer cancel()
+	for i, id := range it.ids() {
+		name := it.p.item.Name
+		if i > 0 {
+			name = it.p.duplicates[i-1].Name
+		}
+		switch e.kind {
+		case endAdded:
+			r.listUpdated(id, name, UpdateCompleted, r.cfg.Provider.MarkCompleted(fctx, id, e.added))
+		case endNotFound:
+			expl := e.explanation
+			if i > 0 {
+				expl = fmt.Sprintf("same as %q: %s", it.p.item.Name, expl)
+			}
+			r.listUpdated(id, name, UpdateNotFound, r.cfg.Provider.MarkNotFound(fctx, id, expl))
+		}
+	}
 }
 
 // ids are the list item IDs this run updates: the item and its duplicates.
@@ -324,30 +326,36 @@ func (it *itemRun) duplicateResult(d shoppinglist.Item, outcome report.Outcome) 
 // duplicates.
 func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
 	r := it.r
-	if res.Outcome == report.OutcomeFailed {
-		fctx, cancel := r.finalCtx(ctx)
-		for i, id := range it.ids() {
-			reason := res.Explanation
-			if i > 0 {
-				reason = fmt.Sprintf("same as %q: %s", it.p.item.Name, reason)
-			}
-			if err := r.cfg.Provider.MarkFailed(fctx, id, reason); err != nil {
-				r.log.Error("updating the list failed", "item", it.p.item.Name, "err", err)
-				r.addWarning(fmt.Sprintf("%q could not be tagged #failed on the shopping list: %v", it.p.item.Name, err))
-			}
-		}
-		cancel()
-	}
-	r.record(it.p.item.ID, res)
+	r.record(it.p.item.ID, res, false)
 	r.log.Info("item finished", "item", res.ItemName, "outcome", res.Outcome, "product", res.ProductName,
 		"price", res.Price.Text, "turns", res.Turns, "attempts", res.Attempts, "duration", res.Duration.Round(time.Millisecond), "explanation", res.Explanation)
 	for _, d := range it.p.duplicates {
-		r.record(d.ID, it.duplicateResult(d, res.Outcome))
+		r.record(d.ID, it.duplicateResult(d, res.Outcome), false)
+	}
+	if res.Outcome == report.OutcomeFailed {
+		fctx, cancel := r.finalCtx(ctx)
+		defer cancel()
+		for i, id := range it.ids() {
+			reason, name := res.Explanation, it.p.item.Name
+			if i > 0 {
+				reason = fmt.Sprintf("same as %q: %s", it.p.item.Name, reason)
+				name = it.p.duplicates[i-1].Name
+			}
+			r.listUpdated(id, name, UpdateFailed, r.cfg.Provider.MarkFailed(fctx, id, reason))
+		}
 	}
 }
 
-// record stores a final result, counts it and publishes item_finished.
-func (r *run) record(id string, res report.ItemResult) {
+// The list updates a run makes, as UnappliedUpdate.Update names them.
+const (
+	UpdateCompleted = "mark completed"
+	UpdateNotFound  = "tag #404"
+	UpdateFailed    = "tag #failed"
+)
+
+// record stores a final result, counts it and publishes item_finished. The
+// journal says done; listDone says the list needs no update for it.
+func (r *run) record(id string, res report.ItemResult, listDone bool) {
 	now := r.now()
 	r.mu.Lock()
 	r.results[id] = res
@@ -366,6 +374,7 @@ func (r *run) record(id string, res report.ItemResult) {
 			ji.Status = ItemDone
 			ji.Result = &res
 			ji.FinishedAt = &now
+			ji.ListUpdated = ji.ListUpdated || listDone
 		}
 	})
 	out := res

@@ -18,11 +18,15 @@ type plan struct {
 	// skippedTagged counts open items left alone because a previous run
 	// tagged them #404 or #failed (and RetryTagged is off).
 	skippedTagged int
+	// unnamed are open items whose name is only tags or empty: reported as
+	// skipped, never shopped or changed.
+	unnamed []shoppinglist.Item
 }
 
-// total is the number of list items the run reports on (shopped + duplicates).
+// total is the number of list items the run reports on (shopped +
+// duplicates + refused).
 func (p plan) total() int {
-	n := 0
+	n := len(p.unnamed)
 	for _, it := range p.shop {
 		n += 1 + len(it.duplicates)
 	}
@@ -51,7 +55,7 @@ func planItems(items []shoppinglist.Item, retryTagged bool, only []string) plan 
 		items = kept
 	}
 	rp := shoppinglist.PlanRun(items, retryTagged)
-	p := plan{skippedTagged: len(rp.Tagged)}
+	p := plan{skippedTagged: len(rp.Tagged), unnamed: rp.Unnamed}
 	byID := make(map[string]*planned, len(rp.ToShop))
 	for _, it := range rp.ToShop {
 		if strings.TrimSpace(it.Product) == "" {

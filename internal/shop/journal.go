@@ -58,6 +58,10 @@ type JournalItem struct {
 	StartedAt   *time.Time         `json:"started_at,omitempty"`
 	FinishedAt  *time.Time         `json:"finished_at,omitempty"`
 	Result      *report.ItemResult `json:"result,omitempty"`
+	// ListUpdated is true once the list says what Result says (or the item
+	// needs no update, or was deleted). A done item without it is updated
+	// again by the next run (the run was killed between the two).
+	ListUpdated bool `json:"list_updated,omitempty"`
 }
 
 // JournalRecord is the content of one journal file.
@@ -76,6 +80,12 @@ type JournalRecord struct {
 	Logins      int             `json:"logins"`
 	Relaunches  int             `json:"browser_relaunches"`
 	Review      *Review         `json:"review,omitempty"`
+	// CartBefore is the cart as read before shopping: the next run compares
+	// it with the cart to find what this run's in-flight items added if it
+	// was killed.
+	CartBefore *Cart `json:"cart_before,omitempty"`
+	// ResumedBy is the run that took over this unfinished journal.
+	ResumedBy string `json:"resumed_by,omitempty"`
 }
 
 // Journal keeps a JournalRecord on disk: every change is written at once,

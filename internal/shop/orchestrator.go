@@ -37,6 +37,17 @@ type Result struct {
 // ErrCancelled is returned (wrapped) by Run when its context was cancelled.
 var ErrCancelled = errors.New("the shopping run was stopped before it finished")
 
+// ErrListNotWritable is returned (wrapped) by Run when the list provider
+// says the list cannot be updated: nothing is shopped.
+var ErrListNotWritable = errors.New("the shopping list cannot be updated, so nothing was shopped (a run that cannot mark its items would shop them again next time)")
+
+// WritableChecker is a list provider that can tell before a run whether
+// its list can be updated (the YAML file: permissions of the file and its
+// directory).
+type WritableChecker interface {
+	CheckWritable(ctx context.Context) error
+}
+
 // Run performs one shopping run (see the package documentation).
 //
 // The error is nil when the run finished — whatever the items' outcomes.
@@ -72,6 +83,8 @@ type run struct {
 	results  map[string]report.ItemResult
 	usage    report.Usage
 	warnings []string
+	// unapplied are the list updates that could not be applied.
+	unapplied []report.UnappliedUpdate
 
 	authMu  sync.Mutex
 	authGen int
@@ -184,10 +197,12 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	// In list order, duplicates where the list has them.
 	inRun := make(map[string]JournalItem)
 	for _, p := range pl.shop {
-		inRun[p.item.ID] = JournalItem{ItemID: p.item.ID, Name: p.item.Name, Quantity: p.item.Quantity, Status: ItemPending}
-		for _, d := range p.duplicates {
-			inRun[d.ID] = JournalItem{ItemID: d.ID, Name: d.Name, Quantity: d.Quantity, Status: ItemPending, DuplicateOf: p.item.ID}
+		for _, ji := range journalItems(p) {
+			inRun[ji.ItemID] = ji
 		}
+	}
+	for _, it := range pl.unnamed {
+		inRun[it.ID] = JournalItem{ItemID: it.ID, Name: it.Name, Status: ItemPending}
 	}
 	for _, it := range items {
 		if ji, ok := inRun[it.ID]; ok {
@@ -205,6 +220,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop),
 		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
 	r.publish(runstatus.KindRunStarted, nil, "")
+	r.skipUnnamed(pl.unnamed)
 
 	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
 	if len(pl.shop) == 0 {
@@ -213,6 +229,15 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	}
 	if ctx.Err() != nil {
 		return r.finish(ctx, pl, nil, res, true)
+	}
+	// A list that cannot be updated would be shopped again next time.
+	if w, ok := r.cfg.Provider.(WritableChecker); ok {
+		if err := w.CheckWritable(ctx); err != nil {
+			if ctx.Err() != nil {
+				return r.finish(ctx, pl, nil, res, true)
+			}
+			return r.fail(ctx, &pl, fmt.Errorf("%w: %w", ErrListNotWritable, err))
+		}
 	}
 
 	host, err := r.cfg.LaunchHost(ctx)
@@ -251,7 +276,11 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	}
 
 	r.setState(runstatus.StateShopping, "")
-	r.shopAll(ctx, pl)
+	known := make(map[string]bool, len(items))
+	for _, it := range items {
+		known[it.ID] = true
+	}
+	r.shopAll(ctx, pl, known)
 	if ctx.Err() != nil {
 		return r.finish(ctx, pl, nil, res, true)
 	}
@@ -325,7 +354,7 @@ func (r *run) authGeneration() int {
 
 // shopAll shops the planned items, at most Concurrency at once, starting no
 // new item once ctx is done.
-func (r *run) shopAll(ctx context.Context, pl plan) {
+func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 	sem := make(chan struct{}, r.cfg.Concurrency)
 	var wg sync.WaitGroup
 	// The first item goes alone (see Config.SkipWarmUp), for at most
@@ -334,7 +363,22 @@ func (r *run) shopAll(ctx context.Context, pl plan) {
 	if r.cfg.Concurrency > 1 && len(pl.shop) > 1 && !r.cfg.SkipWarmUp {
 		warm = make(chan struct{})
 	}
-	for i, p := range pl.shop {
+	keys := make(map[string]string, len(pl.shop))
+	for _, p := range pl.shop {
+		keys[p.item.Key()] = p.item.Name
+	}
+	queue := pl.shop
+	for i := 0; ; i++ {
+		if i == len(queue) {
+			// The queue drained: items added to the list meanwhile are
+			// shopped in this run.
+			more := r.moreItems(ctx, known, keys)
+			if len(more) == 0 {
+				break
+			}
+			queue = append(queue, more...)
+		}
+		p := queue[i]
 		if i == 1 && warm != nil {
 			t := time.NewTimer(WarmUpLimit)
 			select {
@@ -477,15 +521,26 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 	defer cancel()
 	finished := r.now()
 
-	// Items that never finished: the list is left alone for them.
+	// Items that never finished: the list is left alone for them, and the
+	// summary says they were not shopped.
 	if pl != nil && r.journal != nil {
+		var unfinished []JournalItem
 		r.journal.Update(func(rec *JournalRecord) {
 			for i := range rec.Items {
-				if s := rec.Items[i].Status; s == ItemPending || s == ItemInFlight {
+				if s := rec.Items[i].Status; s == ItemPending || s == ItemInFlight || s == ItemInterrupted {
 					rec.Items[i].Status = ItemInterrupted
+					unfinished = append(unfinished, rec.Items[i])
 				}
 			}
 		})
+		r.mu.Lock()
+		for _, ji := range unfinished {
+			if _, ok := r.results[ji.ItemID]; !ok {
+				r.results[ji.ItemID] = report.ItemResult{ItemID: ji.ItemID, ItemName: ji.Name, Quantity: ji.Quantity,
+					Outcome: report.OutcomeNotShopped, Explanation: "not finished when the run ended; unchanged on the list"}
+			}
+		}
+		r.mu.Unlock()
 	}
 
 	sum := report.Summary{
@@ -496,9 +551,12 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		CartURL:    r.cfg.Store.CartURL,
 		Usage:      r.totalUsage(),
 		Cancelled:  state == runstatus.StateCancelled,
+
+		UnappliedUpdates: r.unappliedUpdates(),
 	}
 	if rev != nil {
 		sum.Warnings = append(sum.Warnings, rev.WarningTexts()...)
+		rev.UnappliedUpdates = sum.UnappliedUpdates
 	}
 	sum.Warnings = append(sum.Warnings, r.takeWarnings()...)
 	if sum.Cancelled {

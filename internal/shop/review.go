@@ -84,6 +84,9 @@ type Review struct {
 	Changes  []LineChange `json:"changes"`
 	Warnings []Warning    `json:"warnings"`
 	CartURL  string       `json:"cart_url,omitempty"`
+	// UnappliedUpdates are the list updates that could not be applied: the
+	// cart is as reported, the list does not say so.
+	UnappliedUpdates []report.UnappliedUpdate `json:"unapplied_updates,omitempty"`
 }
 
 // WarningTexts returns the warnings' messages (for report.Summary.Warnings).

@@ -172,6 +172,9 @@ func finishedLine(it report.ItemResult) string {
 	case report.OutcomeDuplicate:
 		mark = "="
 		parts = append(parts, oneLine(it.Explanation))
+	case report.OutcomeSkipped:
+		mark = "-"
+		parts = append(parts, "skipped: "+oneLine(it.Explanation))
 	}
 	if it.Turns > 0 {
 		parts = append(parts, fmt.Sprintf("%d turns", it.Turns))
@@ -256,6 +259,12 @@ func (r Review) Text() string {
 		}
 	} else {
 		b.WriteString("  No warnings.\n")
+	}
+	if len(r.UnappliedUpdates) > 0 {
+		b.WriteString("  List updates that could not be applied:\n")
+		for _, u := range r.UnappliedUpdates {
+			fmt.Fprintf(&b, "    ⚠ %s (%s): %s\n", u.ItemName, u.Update, oneLine(u.Reason))
+		}
 	}
 	if r.CartURL != "" {
 		fmt.Fprintf(&b, "  Check the cart and check out yourself: %s\n", r.CartURL)
