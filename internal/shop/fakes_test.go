@@ -26,6 +26,9 @@ type fakeProvider struct {
 	failed    map[string]string
 	summaries []report.Summary
 	itemsErr  error
+	// markErr, when set for an id, is returned by its marks.
+	markErr map[string]error
+	nextID  int
 }
 
 var _ shoppinglist.Provider = (*fakeProvider)(nil)
@@ -57,16 +60,33 @@ func (p *fakeProvider) Items(context.Context) ([]shoppinglist.Item, error) {
 	return append([]shoppinglist.Item(nil), p.items...), nil
 }
 
+// markable says whether id can be marked, as a real provider would: an
+// error wrapping ErrItemGone when it was deleted. Callers hold mu.
+func (p *fakeProvider) markable(id string) error {
+	if err := p.markErr[id]; err != nil {
+		return err
+	}
+	_, err := shoppinglist.Find(p.items, id)
+	return err
+}
+
 func (p *fakeProvider) MarkCompleted(_ context.Context, id string, a shoppinglist.Added) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.markable(id); err != nil {
+		return err
+	}
 	p.completed[id] = a
+	p.set(id, func(it *shoppinglist.Item) { it.Status = shoppinglist.StatusCompleted })
 	return nil
 }
 
 func (p *fakeProvider) MarkNotFound(_ context.Context, id, expl string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.markable(id); err != nil {
+		return err
+	}
 	p.notFound[id] = expl
 	return nil
 }
@@ -74,8 +94,55 @@ func (p *fakeProvider) MarkNotFound(_ context.Context, id, expl string) error {
 func (p *fakeProvider) MarkFailed(_ context.Context, id, reason string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.markable(id); err != nil {
+		return err
+	}
 	p.failed[id] = reason
 	return nil
+}
+
+// set changes the item with id. Callers hold mu.
+func (p *fakeProvider) set(id string, f func(*shoppinglist.Item)) {
+	for i := range p.items {
+		if p.items[i].ID == id {
+			f(&p.items[i])
+		}
+	}
+}
+
+// A person's edits.
+func (p *fakeProvider) remove(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var kept []shoppinglist.Item
+	for _, it := range p.items {
+		if it.ID != id {
+			kept = append(kept, it)
+		}
+	}
+	p.items = kept
+}
+
+func (p *fakeProvider) checkOff(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.set(id, func(it *shoppinglist.Item) { it.Status = shoppinglist.StatusCompleted })
+}
+
+func (p *fakeProvider) rename(id, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.set(id, func(it *shoppinglist.Item) { it.Tags = nil; it.SetName(name) })
+}
+
+func (p *fakeProvider) add(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextID++
+	it := shoppinglist.Item{ID: fmt.Sprintf("new%d", p.nextID), Status: shoppinglist.StatusNeedsAction}
+	it.SetName(name)
+	p.items = append(p.items, it)
+	return it.ID
 }
 
 func (p *fakeProvider) SendSummary(_ context.Context, s report.Summary) error {

@@ -365,6 +365,9 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 	if !errors.Is(o.err, ErrCancelled) || o.res.State != runstatus.StateCancelled || !o.res.Summary.Cancelled {
 		t.Fatalf("err %v state %s", o.err, o.res.State)
 	}
+	if got := o.res.Summary.Title(); got != "gemini-supply: stopped — 1 added, 4 not shopped" {
+		t.Errorf("title = %q", got)
+	}
 	if got := p.outcomes(); fmt.Sprint(got) != "map[id1:added]" {
 		t.Errorf("list = %v, want only a completed", got)
 	}

@@ -1,0 +1,179 @@
+package shop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+)
+
+// TestPersonEditsTheListDuringARun: while the first item's agent works, a
+// person deletes that item, deletes another, checks one off, renames one and
+// adds two (one repeating a product of the run). The deleted and
+// checked-off items are skipped, the renamed one is shopped under its new
+// name, the new one in the same run; the first item's cart result is
+// reported although its list update is skipped, without an error.
+func TestPersonEditsTheListDuringARun(t *testing.T) {
+	p := newFakeProvider("apples", "bread", "cheese", "dates")
+	h := &fakeHost{authed: true}
+	var added1, added2 string
+	a := newFakeAgent(map[string]behaviour{
+		"apples": func(ctx context.Context, c *fakeCall) agent.Result {
+			p.remove("id1") // deleted while its agent runs
+			p.remove("id2")
+			p.checkOff("id3")
+			p.rename("id4", "2x dried dates")
+			added1 = p.add("eggs")
+			added2 = p.add("Apples")
+			return added("Apples", "$1")(ctx, c)
+		},
+		"dried dates":    added("Dates", "$3"),
+		"eggs":           added("Eggs", "$4"),
+	})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Concurrency = 1
+	logs := &syncbuf.Buffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range res.Summary.Items {
+		got[it.ItemName] = string(it.Outcome) + " " + it.Explanation
+	}
+	want := map[string]string{
+		"apples":         "added ",
+		"bread":          "skipped " + report.SkippedRemoved,
+		"cheese":         "skipped " + report.SkippedCheckedOff,
+		"2x dried dates": "added ",
+		"eggs":           "added ",
+		"Apples":         `skipped added during the run while "apples" was already being shopped; left on the list`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("results =\n%v\nwant\n%v", got, want)
+	}
+	if a.attemptsFor("bread")+a.attemptsFor("cheese")+a.attemptsFor("dates")+a.attemptsFor("Apples") != 0 || a.attemptsFor("dried dates") != 1 {
+		t.Error("a skipped item or the old name was shopped")
+	}
+	for _, g := range a.goals {
+		if goalLine(g, "Item") == "dried dates" && goalLine(g, "Quantity") != "2" {
+			t.Errorf("renamed item shopped with quantity %q, want 2", goalLine(g, "Quantity"))
+		}
+	}
+	outs := p.outcomes()
+	if outs["id4"] != "added" || outs[added1] != "added" || outs["id1"] != "" || outs["id3"] != "" || outs[added2] != "" {
+		t.Errorf("list updates = %v", outs)
+	}
+	if len(res.Summary.UnappliedUpdates) != 0 {
+		t.Errorf("unapplied updates = %v, want none (a deleted item is the person's decision)", res.Summary.UnappliedUpdates)
+	}
+	if l := logs.String(); strings.Contains(l, "level=ERROR") || strings.Contains(l, "could not be applied") {
+		t.Errorf("a person's edits were logged as problems:\n%s", l)
+	}
+	rec, err := ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Items) != 6 {
+		t.Errorf("journal has %d items, want 6 (the added ones too)", len(rec.Items))
+	}
+	for _, ji := range rec.Items {
+		if ji.Status != ItemDone || !ji.ListUpdated {
+			t.Errorf("journal item %s: %s, list_updated %v", ji.Name, ji.Status, ji.ListUpdated)
+		}
+	}
+}
+
+// TestUnappliedUpdatesAreReported: a list update that fails (for any
+// reason but a deleted item) is named with its reason in the summary, its
+// markdown and the review; the journal says the list was not updated.
+func TestUnappliedUpdatesAreReported(t *testing.T) {
+	p := newFakeProvider("apples", "bread")
+	p.markErr = map[string]error{"id1": errors.New("update not verified: Home Assistant is restarting")}
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"apples": added("Apples", "$1"), "bread": added("Bread", "$2")})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Cart = &fakeCartReader{}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Summary.UnappliedUpdates
+	if len(u) != 1 || u[0].ItemName != "apples" || u[0].Update != UpdateCompleted || !strings.Contains(u[0].Reason, "restarting") {
+		t.Fatalf("unapplied = %+v", u)
+	}
+	if res.Review == nil || len(res.Review.UnappliedUpdates) != 1 || !strings.Contains(res.Review.Text(), "apples (mark completed): update not verified") {
+		t.Errorf("review does not list it: %+v", res.Review)
+	}
+	if md := res.Summary.Markdown(); !strings.Contains(md, "List updates that could not be applied (1)") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	rec, _ := ReadJournal(res.JournalPath)
+	if rec.Items[0].ListUpdated || !rec.Items[1].ListUpdated {
+		t.Errorf("journal list_updated = %v, %v; want false, true", rec.Items[0].ListUpdated, rec.Items[1].ListUpdated)
+	}
+}
+
+// fakeCartReader returns the same empty cart every time.
+type fakeCartReader struct{ cart Cart }
+
+func (f *fakeCartReader) ReadCart(context.Context, Host) (Cart, error) { return f.cart, nil }
+
+// unwritable is a list that says it cannot be updated.
+type unwritable struct{ *fakeProvider }
+
+func (unwritable) CheckWritable(context.Context) error {
+	return errors.New("shopping list /x/list.yaml cannot be updated: its directory /x is not writable")
+}
+
+// TestUnwritableListStopsBeforeShopping: no browser, no agent, a failed run
+// whose error says why.
+func TestUnwritableListStopsBeforeShopping(t *testing.T) {
+	p := newFakeProvider("apples")
+	a := newFakeAgent(map[string]behaviour{"apples": added("Apples", "$1")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.Provider = unwritable{p}
+	var launched atomic.Bool
+	cfg.LaunchHost = func(context.Context) (Host, error) { launched.Store(true); return &fakeHost{}, nil }
+	res, err := Run(context.Background(), cfg)
+	if !errors.Is(err, ErrListNotWritable) || !strings.Contains(err.Error(), "not writable") {
+		t.Fatalf("err = %v, want ErrListNotWritable with the cause", err)
+	}
+	if launched.Load() || a.attemptsFor("apples") != 0 || res.State != "failed" {
+		t.Errorf("launched %v, attempts %d, state %s", launched.Load(), a.attemptsFor("apples"), res.State)
+	}
+	if !strings.Contains(res.Summary.Title(), "1 not shopped") {
+		t.Errorf("title = %q", res.Summary.Title())
+	}
+}
+
+// TestNamelessItemsNeverShopped: names that are only tags are refused also
+// with RetryTagged; the list is not touched for them.
+func TestNamelessItemsNeverShopped(t *testing.T) {
+	p := newFakeProvider("#404", "milk")
+	a := newFakeAgent(map[string]behaviour{"milk": added("Milk", "$1"), "": added("X", "$1")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.RetryTagged = true
+	var buf bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.attemptsFor("") != 0 || p.outcomes()["id1"] != "" {
+		t.Errorf("a nameless item was shopped or marked: %v", p.outcomes())
+	}
+	o := res.Summary.Items
+	if len(o) != 2 || o[0].Outcome != report.OutcomeSkipped || o[0].Explanation != report.SkippedNoName || o[1].Outcome != report.OutcomeAdded {
+		t.Errorf("results = %+v", o)
+	}
+}
