@@ -35,8 +35,8 @@ func TestPersonEditsTheListDuringARun(t *testing.T) {
 			added2 = p.add("Apples")
 			return added("Apples", "$1")(ctx, c)
 		},
-		"dried dates":    added("Dates", "$3"),
-		"eggs":           added("Eggs", "$4"),
+		"dried dates": added("Dates", "$3"),
+		"eggs":        added("Eggs", "$4"),
 	})
 	cfg := baseConfig(t, p, h, a)
 	cfg.Concurrency = 1
