@@ -333,7 +333,13 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 
 	if profile.Name == "demo" {
 		// The demo store lives as long as the Runner, not the request.
-		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base})
+		// With a data directory the demo cart outlives the process, as a
+		// real store's cart does (a run killed mid-way finds it again).
+		cartFile := ""
+		if r.cfg.DataDir != "" && os.MkdirAll(r.cfg.DataDir, 0o755) == nil {
+			cartFile = filepath.Join(r.cfg.DataDir, "demo-cart.json")
+		}
+		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile})
 		if err != nil {
 			return nil, fmt.Errorf("start the demo store: %w", err)
 		}

@@ -513,7 +513,7 @@ func TestCancelMidRun(t *testing.T) {
 	if fmtMap(st) != "2x eggs=interrupted bananas=done carrots=interrupted sourdough bread=interrupted" || rec.State != runstatus.StateCancelled {
 		t.Errorf("journal = %s (%s)", fmtMap(st), rec.State)
 	}
-	if !res.Summary.Cancelled || fmtMap(outcomes(res.Summary)) != "bananas=added" {
+	if !res.Summary.Cancelled || fmtMap(outcomes(res.Summary)) != "2x eggs=not_shopped bananas=added carrots=not_shopped sourdough bread=not_shopped" {
 		t.Errorf("summary cancelled=%v outcomes %s", res.Summary.Cancelled, fmtMap(outcomes(res.Summary)))
 	}
 	if b, err := os.ReadFile(strings.TrimSuffix(e.listPath, ".yaml") + ".summary.md"); err != nil || !strings.Contains(string(b), "bananas") {

@@ -401,6 +401,7 @@ func (s *Server) apiCartAdd(w http.ResponseWriter, r *http.Request) {
 		line = len(s.cart) - 1
 	}
 	s.cart[line].Quantity = min(maxQuantity, s.cart[line].Quantity+qty)
+	s.saveCartLocked()
 	lineQty := s.cart[line].Quantity
 	count := 0
 	for _, l := range s.cart {
@@ -434,6 +435,7 @@ func (s *Server) apiCartUpdate(w http.ResponseWriter, r *http.Request) {
 			} else {
 				s.cart[i].Quantity = *req.Quantity
 			}
+			s.saveCartLocked()
 			break
 		}
 	}

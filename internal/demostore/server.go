@@ -23,18 +23,23 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
 )
 
 // Host names the demo store answers for.
@@ -61,6 +66,10 @@ type Options struct {
 	// Username and Password of the demo account; empty means
 	// DefaultUsername / DefaultPassword.
 	Username, Password string
+	// CartFile, when set, keeps the cart in this file so that it outlives
+	// the process, as a real store's cart does (a run killed mid-way finds
+	// it again). Empty keeps the cart in memory.
+	CartFile string
 }
 
 // CartLine is one line of the shopper's cart.
@@ -111,6 +120,7 @@ type Server struct {
 	sessions map[string]bool   // session token -> valid
 	codes    map[string]string // one-time auth code -> return path
 	cart     []CartLine
+	cartFile string
 }
 
 // Start generates a self-signed certificate and starts one listener per
@@ -128,6 +138,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		addrs:    map[string]string{},
 		sessions: map[string]bool{},
 		codes:    map[string]string{},
+		cartFile: opts.CartFile,
+	}
+	if err := s.loadCart(); err != nil {
+		return nil, err
 	}
 	if s.username == "" {
 		s.username = DefaultUsername
@@ -274,6 +288,38 @@ func (s *Server) Client() *http.Client {
 		MaxIdleConnsPerHost: 4,
 	}
 	return &http.Client{Transport: tr, Jar: jar, Timeout: 15 * time.Second}
+}
+
+// loadCart reads the cart kept in cartFile (none yet is an empty cart).
+func (s *Server) loadCart() error {
+	if s.cartFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(s.cartFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("demostore: read the cart: %w", err)
+	}
+	if err := json.Unmarshal(data, &s.cart); err != nil {
+		return fmt.Errorf("demostore: read the cart %s: %w", s.cartFile, err)
+	}
+	return nil
+}
+
+// saveCartLocked writes the cart to cartFile, if any. Callers hold mu.
+func (s *Server) saveCartLocked() {
+	if s.cartFile == "" {
+		return
+	}
+	data, err := json.Marshal(s.cart)
+	if err == nil {
+		err = atomicfile.Write(s.cartFile, data, 0o644)
+	}
+	if err != nil {
+		s.log.Error("keeping the cart failed", "file", s.cartFile, "err", err)
+	}
 }
 
 // Cart returns the cart lines in the order they were first added.

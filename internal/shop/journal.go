@@ -66,7 +66,10 @@ type JournalItem struct {
 
 // JournalRecord is the content of one journal file.
 type JournalRecord struct {
-	RunID       string          `json:"run_id"`
+	RunID string `json:"run_id"`
+	// PID is the process that ran it: a journal without finished_at whose
+	// process is alive belongs to a run still going, not a killed one.
+	PID         int             `json:"pid,omitempty"`
 	Source      string          `json:"source,omitempty"`
 	Store       string          `json:"store"`
 	Model       string          `json:"model"`

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +86,9 @@ type run struct {
 	warnings []string
 	// unapplied are the list updates that could not be applied.
 	unapplied []report.UnappliedUpdate
+	// fromCart are the items a killed run had put in the cart, completed
+	// from the cart before this run read it (the review leaves them out).
+	fromCart map[string]bool
 
 	authMu  sync.Mutex
 	authGen int
@@ -184,13 +188,20 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
 	}
+	// A previous run killed mid-way: finish its list updates first.
+	suspects, olds, changed := r.resume(ctx, items)
+	if changed {
+		if items, err = r.cfg.Provider.Items(ctx); err != nil {
+			return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
+		}
+	}
 	pl := planItems(items, r.cfg.RetryTagged, r.cfg.Items)
 	r.mu.Lock()
 	r.progress.Total = pl.total()
 	r.mu.Unlock()
 
 	rec := JournalRecord{
-		RunID: r.id, Source: r.cfg.Source, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
+		RunID: r.id, PID: os.Getpid(), Source: r.cfg.Source, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
 		Concurrency: r.cfg.Concurrency, StartedAt: r.started, State: runstatus.StateInitializing,
 		Items: []JournalItem{},
 	}
@@ -224,6 +235,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 
 	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
 	if len(pl.shop) == 0 {
+		r.markResumed(olds)
 		r.log.Info("nothing to shop")
 		return r.finish(ctx, pl, nil, res, false)
 	}
@@ -272,8 +284,12 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		} else {
 			r.addUsage(c.Usage)
 			before = &c
+			r.journal.Update(func(rec *JournalRecord) { rec.CartBefore = &c })
 		}
 	}
+	// The killed run's in-flight items may be in the cart already.
+	r.settleSuspects(ctx, suspects, before, &pl)
+	r.markResumed(olds)
 
 	r.setState(runstatus.StateShopping, "")
 	known := make(map[string]bool, len(items))
@@ -483,7 +499,13 @@ func (r *run) review(ctx context.Context, before *Cart) Review {
 			rev.Before = before
 		} else {
 			r.addUsage(after.Usage)
-			rev = Compare(*before, after, r.orderedResults())
+			var results []report.ItemResult
+			for _, res := range r.orderedResults() {
+				if !r.isFromCart(res.ItemID) {
+					results = append(results, res)
+				}
+			}
+			rev = Compare(*before, after, results)
 		}
 	}
 	rev.CartURL = r.cfg.Store.CartURL
