@@ -9,9 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
@@ -175,5 +178,62 @@ func TestNamelessItemsNeverShopped(t *testing.T) {
 	o := res.Summary.Items
 	if len(o) != 2 || o[0].Outcome != report.OutcomeSkipped || o[0].Explanation != report.SkippedNoName || o[1].Outcome != report.OutcomeAdded {
 		t.Errorf("results = %+v", o)
+	}
+}
+
+// TestResumeUnfinishedJournal: a journal left by a killed run (no
+// finished_at, its process gone) is resumed: a done item whose list update
+// had not landed is updated without shopping it, an in-flight item whose
+// product the cart gained since the killed run read it is completed from
+// the cart line, an in-flight item not in the cart is shopped again, and a
+// done item the list already reflects is left alone.
+func TestResumeUnfinishedJournal(t *testing.T) {
+	p := newFakeProvider("apples", "bread", "cheese", "dates")
+	p.checkOff("id4") // dates: done and updated by the killed run
+	a := newFakeAgent(map[string]behaviour{"cheese": added("Cheese", "$5")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	price := money.Parse("$2.00")
+	cfg.Cart = &fakeCartReader{cart: Cart{Lines: []CartLine{
+		{Name: "Old Line", Quantity: 1, Price: price},
+		{Name: "POM Sliced Bread 675 g", ProductID: "b1", Quantity: 1, Price: price},
+	}}}
+	killed := JournalRecord{RunID: "20260101T000000Z-dead", PID: 0, StartedAt: time.Now(), State: runstatus.StateShopping,
+		CartBefore: &Cart{Lines: []CartLine{{Name: "Old Line", Quantity: 1, Price: price}}},
+		Items: []JournalItem{
+			{ItemID: "id1", Name: "apples", Quantity: 1, Status: ItemDone, Result: &report.ItemResult{ItemID: "id1", ItemName: "apples", Outcome: report.OutcomeAdded, ProductName: "Gala", Quantity: 1}},
+			{ItemID: "id2", Name: "bread", Quantity: 1, Status: ItemInFlight},
+			{ItemID: "id3", Name: "cheese", Quantity: 1, Status: ItemInFlight},
+			{ItemID: "id4", Name: "dates", Quantity: 1, Status: ItemDone, ListUpdated: true, Result: &report.ItemResult{ItemID: "id4", ItemName: "dates", Outcome: report.OutcomeAdded}},
+		}}
+	j, err := NewJournal(cfg.JournalDir, killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(p.outcomes()); got != "map[id1:added id2:added id3:added]" {
+		t.Errorf("list updates = %s", got)
+	}
+	if a.attemptsFor("apples")+a.attemptsFor("bread") != 0 || a.attemptsFor("cheese") != 1 {
+		t.Errorf("attempts: apples %d bread %d cheese %d", a.attemptsFor("apples"), a.attemptsFor("bread"), a.attemptsFor("cheese"))
+	}
+	if got := p.completed["id2"]; got.ProductName != "POM Sliced Bread 675 g" || got.Quantity != 1 {
+		t.Errorf("bread completed from %+v, want the cart line", got)
+	}
+	if got := fmt.Sprint(outcomeByName(res.Summary)); got != "map[bread:added cheese:added]" {
+		t.Errorf("outcomes = %s", got)
+	}
+	old, err := ReadJournal(j.Path())
+	if err != nil || old.ResumedBy != res.Summary.RunID {
+		t.Errorf("old journal resumed_by = %q (%v)", old.ResumedBy, err)
+	}
+	// A second run resumes nothing again.
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if a.attemptsFor("cheese") != 1 {
+		t.Error("the resumed journal was resumed again")
 	}
 }
