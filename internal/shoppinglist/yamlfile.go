@@ -313,13 +313,18 @@ func (f *YAMLFile) mark(ctx context.Context, id, what string, change func(*entry
 			if e.item.Name == "" {
 				return false, fmt.Errorf("%s %q in %s: %w", what, id, f.path, errNoName)
 			}
-			rec = recentChange{id: id, before: encodeNode(e.node), apply: change}
+			before := encodeNode(e.node)
 			change(e)
+			if bytes.Equal(before, encodeNode(e.node)) {
+				rec = recentChange{} // nothing changed: nothing to apply again
+				return false, nil
+			}
+			rec = recentChange{id: id, before: before, apply: change}
 			return true, nil
 		}
 		return false, fmt.Errorf("%s %q in %s: %w", what, id, f.path, ErrUnknownItem)
 	})
-	if err == nil {
+	if err == nil && rec.apply != nil {
 		rec.at = f.now()
 		f.lockedRemember(rec)
 	}

@@ -729,3 +729,28 @@ func BenchmarkYAMLMark(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkYAMLMarkWrites: every mark changes the file (a new explanation),
+// so each one reads, checks, writes and renames.
+func BenchmarkYAMLMarkWrites(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("items:\n")
+	for i := range 30 {
+		fmt.Fprintf(&sb, "  - id: i%d\n    name: item %d  # comment\n", i, i)
+	}
+	path := filepath.Join(b.TempDir(), "list.yaml")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := OpenYAML(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := f.MarkNotFound(ctx, fmt.Sprintf("i%d", i%30), strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -385,11 +386,21 @@ func rawName(m *yaml.Node) string {
 	return ""
 }
 
+// encodeNode is a compact fingerprint of a node's content (kinds and
+// values, comments left out), to compare an entry with its state before a
+// mark.
 func encodeNode(n *yaml.Node) []byte {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return nil
+	var b []byte
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		b = append(b, byte('0'+n.Kind))
+		b = strconv.AppendQuote(b, n.Value)
+		for _, c := range n.Content {
+			walk(c)
+		}
+		b = append(b, ')')
 	}
+	walk(n)
 	return b
 }
 
