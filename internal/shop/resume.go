@@ -26,9 +26,8 @@ import (
 //     cart since the killed run read it (cart_before) is marked completed
 //     from that cart line instead of being shopped again;
 //  3. marks the old journal resumed_by this run.
-
-// maxResumeJournals bounds how many recent journals are looked at.
-const maxResumeJournals = 20
+//
+// Only the previous run's journal is looked at.
 
 // unfinished is a journal of a run that did not finish.
 type unfinished struct {
@@ -36,26 +35,30 @@ type unfinished struct {
 	rec  JournalRecord
 }
 
-// unfinishedJournals returns the journals in dir of runs that never
-// finished and were not resumed, oldest first.
+// unfinishedJournals returns the journal of the previous run (the newest
+// in dir other than self's) when that run never finished, was not resumed
+// and its process is gone. Only the previous run is resumed: an older one
+// was resumed by the run after it, or its updates are stale by now.
 func unfinishedJournals(dir, self string) []unfinished {
 	if dir == "" {
 		return nil
 	}
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	sort.Strings(paths) // run ids sort by time
-	if len(paths) > maxResumeJournals {
-		paths = paths[len(paths)-maxResumeJournals:]
-	}
-	var out []unfinished
-	for _, p := range paths {
-		rec, err := ReadJournal(p)
-		if err != nil || rec.RunID == "" || rec.RunID == self || rec.FinishedAt != nil || rec.ResumedBy != "" || running(rec.PID) {
+	for i := len(paths) - 1; i >= 0; i-- {
+		rec, err := ReadJournal(paths[i])
+		if err != nil || rec.RunID == "" {
+			continue // not a journal
+		}
+		if rec.RunID == self {
 			continue
 		}
-		out = append(out, unfinished{path: p, rec: rec})
+		if rec.FinishedAt != nil || rec.ResumedBy != "" || running(rec.PID) {
+			return nil
+		}
+		return []unfinished{{path: paths[i], rec: rec}}
 	}
-	return out
+	return nil
 }
 
 // running reports whether pid is another live process (a run still going).
@@ -92,7 +95,18 @@ func (r *run) resume(ctx context.Context, items []shoppinglist.Item) (suspects [
 	for _, it := range items {
 		byID[it.ID] = it
 	}
+	var mine []unfinished
 	for _, u := range olds {
+		ours := false
+		for _, ji := range u.rec.Items {
+			if _, ok := byID[ji.ItemID]; ok {
+				ours = true
+			}
+		}
+		if !ours {
+			continue // another list's run (same data directory): left for it
+		}
+		mine = append(mine, u)
 		r.log.Warn("the previous run did not finish (killed?); resuming it", "run", u.rec.RunID, "journal", u.path)
 		results := map[string]*report.ItemResult{}
 		for _, ji := range u.rec.Items {
@@ -120,7 +134,7 @@ func (r *run) resume(ctx context.Context, items []shoppinglist.Item) (suspects [
 			}
 		}
 	}
-	return suspects, olds, changed
+	return suspects, mine, changed
 }
 
 // reapply makes the list say what res says, unless it already does. It
