@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
@@ -235,5 +238,69 @@ func TestResumeUnfinishedJournal(t *testing.T) {
 	}
 	if a.attemptsFor("cheese") != 1 {
 		t.Error("the resumed journal was resumed again")
+	}
+}
+
+// TestPersonEditsTheYAMLListDuringARun: the same edits as
+// TestPersonEditsTheListDuringARun, made to a real YAML list file by a
+// person's editor (a plain rewrite, no lock) while the first item's agent
+// works.
+func TestPersonEditsTheYAMLListDuringARun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "list.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("items:\n  - {id: a, name: apples}\n  - {id: b, name: bread}\n  - {id: c, name: cheese}\n  - {id: d, name: dates}\n")
+	list, err := shoppinglist.OpenYAML(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newFakeAgent(map[string]behaviour{
+		"apples": func(ctx context.Context, c *fakeCall) agent.Result {
+			write("items:\n  - {id: c, name: cheese, status: completed}\n  - {id: d, name: 2x dried dates}\n  - eggs # added\n")
+			return added("Apples", "$1")(ctx, c)
+		},
+		"dried dates": added("Dates", "$3"),
+		"eggs":        added("Eggs", "$4"),
+	})
+	cfg := baseConfig(t, nil, &fakeHost{authed: true}, a)
+	cfg.Provider = list
+	cfg.Concurrency = 1
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range res.Summary.Items {
+		got[it.ItemName] = string(it.Outcome) + " " + it.Explanation
+	}
+	want := map[string]string{
+		"apples":         "added ",
+		"bread":          "skipped " + report.SkippedRemoved,
+		"cheese":         "skipped " + report.SkippedCheckedOff,
+		"2x dried dates": "added ",
+		"eggs":           "added ",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("results =\n%v\nwant\n%v", got, want)
+	}
+	if len(res.Summary.UnappliedUpdates) != 0 {
+		t.Errorf("unapplied = %v", res.Summary.UnappliedUpdates)
+	}
+	items, err := list.Items(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range items {
+		names = append(names, fmt.Sprintf("%s=%s/%d", it.Name, it.Status, it.Quantity))
+	}
+	if s := strings.Join(names, " "); s != "cheese=completed/1 2x dried dates=completed/2 eggs=completed/1" {
+		t.Errorf("list = %s", s)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "# added") {
+		t.Errorf("the person's comment was lost:\n%s", b)
 	}
 }
