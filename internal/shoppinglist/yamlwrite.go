@@ -44,8 +44,8 @@ import (
 // (<list>.conflict-<time>.yaml) and a warning is logged.
 const (
 	maxRounds     = 100
-	settleReads   = 3
-	settleWait    = 20 * time.Millisecond
+	settleReads   = 4
+	settleWait    = 30 * time.Millisecond
 	reapplyWindow = 2 * time.Minute
 	recentMax     = 512
 )
