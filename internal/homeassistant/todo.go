@@ -647,10 +647,18 @@ var _ shoppinglist.Flusher = (*TodoProvider)(nil)
 
 // SendSummary shows the summary as a persistent notification (the latest
 // run replaces the previous one). It first flushes the queued list updates
-// (Flush), so the notification comes after them, and adds a warning for each
-// one that has not landed and was not reported yet.
+// (Flush, with at most half of ctx's time), so the notification comes after
+// them, and adds a warning for each one that has not landed and was not
+// reported yet.
 func (p *TodoProvider) SendSummary(ctx context.Context, s report.Summary) error {
-	if failed := p.Flush(ctx); len(failed) > 0 {
+	fctx, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		// Leave the notification half of the time.
+		fctx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
+	}
+	failed := p.Flush(fctx)
+	cancel()
+	if len(failed) > 0 {
 		uids := make([]string, 0, len(failed))
 		for uid := range failed {
 			uids = append(uids, uid)
