@@ -28,7 +28,8 @@ var serveCommand = command{
 
 const serveAbout = `Waits for triggers (the Home Assistant event gemini_supply_start, stdin commands
 from hassio.addon_stdin, the MQTT button) and runs one shopping run at a time
-until SIGTERM. As the add-on, the options come from ` + config.DefaultAddonOptionFile + `.
+until SIGTERM. gemini_supply_stop, the stdin command stop and the MQTT stop
+button stop the run in progress. As the add-on, the options come from ` + config.DefaultAddonOptionFile + `.
 See docs/homeassistant.md.`
 
 func runServe(ctx context.Context, args []string, s stdio) int {
