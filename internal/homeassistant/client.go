@@ -97,6 +97,8 @@ var (
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// TranslationKey names a service validation error (e.g. "item_not_found") when Home Assistant sends one.
+	TranslationKey string `json:"translation_key,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -440,7 +440,8 @@ func (p *TodoProvider) write(ctx context.Context, cur, w todoItem) error {
 	}
 	_, err := p.c.CallService(ctx, "todo", "update_item", &Target{EntityID: []string{p.entity}}, data, false)
 	var haErr *Error
-	if errors.As(err, &haErr) && haErr.Code == CodeServiceValidationError && strings.Contains(strings.ToLower(haErr.Message), "unable to find") {
+	if errors.As(err, &haErr) && haErr.Code == CodeServiceValidationError &&
+		(haErr.TranslationKey == "item_not_found" || strings.Contains(strings.ToLower(haErr.Message), "unable to find")) {
 		return fmt.Errorf("%w: %w", ErrItemGone, err)
 	}
 	return err

@@ -1059,7 +1059,12 @@ func (c *conn) callService(id int64, m map[string]any) bool {
 		return false
 	}
 	if svcErr != nil {
-		c.enqueue([]any{errorMessage(id, svcErr.code, svcErr.message)})
+		msg := errorMessage(id, svcErr.code, svcErr.message)
+		if svcErr.translationKey != "" {
+			e := msg["error"].(map[string]any)
+			e["translation_key"], e["translation_domain"] = svcErr.translationKey, "todo"
+		}
+		c.enqueue([]any{msg})
 		return true
 	}
 	result := map[string]any{"context": newContext()}
@@ -1070,10 +1075,18 @@ func (c *conn) callService(id int64, m map[string]any) bool {
 	return true
 }
 
-type serviceError struct{ code, message string }
+type serviceError struct{ code, message, translationKey string }
 
 func validationError(msg string) *serviceError {
 	return &serviceError{code: "service_validation_error", message: "Validation error: " + msg}
+}
+
+// itemNotFound is the todo integration's ServiceValidationError for an item
+// that is not on the list (translation key item_not_found).
+func itemNotFound(ref string) *serviceError {
+	e := validationError("Unable to find to-do list item: " + ref)
+	e.translationKey = "item_not_found"
+	return e
 }
 
 // applyServiceLocked runs a service call; it sets call.Applied/Changed.
@@ -1209,7 +1222,7 @@ func (s *Server) todoServiceLocked(eid string, l *todoList, call *ServiceCall) (
 		}
 		it := find(ref)
 		if it == nil {
-			return nil, validationError("Unable to find to-do list item: " + ref)
+			return nil, itemNotFound(ref)
 		}
 		before := *it
 		if r, ok := call.Data["rename"].(string); ok && strings.TrimSpace(r) != "" {
@@ -1230,7 +1243,7 @@ func (s *Server) todoServiceLocked(eid string, l *todoList, call *ServiceCall) (
 		for _, ref := range stringList(call.Data["item"]) {
 			it := find(ref)
 			if it == nil {
-				return nil, validationError("Unable to find to-do list item: " + ref)
+				return nil, itemNotFound(ref)
 			}
 			for i, x := range l.items {
 				if x == it {
