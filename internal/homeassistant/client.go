@@ -684,8 +684,9 @@ func (c *Client) authenticate(ctx context.Context, ws *websocket.Conn) (string, 
 // ---- commands ----
 
 // Do sends one command of type msgType with fields (id and type are added)
-// and returns its result. It waits for a connection when there is none
-// (bounded by ctx). When the connection drops after sending, the command is
+// and returns its result. It waits for a connection when there is none, and
+// (except ping and get_config) for Home Assistant on it to be RUNNING, both
+// bounded by ctx. When the connection drops after sending, the command is
 // sent again on the next connection if idempotent is true; otherwise Do
 // returns ErrOutcomeUnknown. A failed result is an *Error.
 func (c *Client) Do(ctx context.Context, msgType string, fields map[string]any, idempotent bool) (json.RawMessage, error) {

@@ -221,7 +221,8 @@ func (p *TodoProvider) list(ctx context.Context) ([]todoItem, error) {
 		if cerr := p.Check(ctx); cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("%s is not a todo list (%w): %w", p.entity, err, ErrUnknownEntity)
+		// It has a state but no list: its integration has not loaded it (yet).
+		return nil, fmt.Errorf("todo entity %s exists but is not loaded in Home Assistant (its integration is still starting, or failed to load): %w", p.entity, err)
 	}
 	return items, err
 }
