@@ -304,6 +304,43 @@ func (s *Server) AddTodoItem(entityID, summary string) (string, error) {
 	return it.UID, nil
 }
 
+// EditTodoItem changes the item with uid as a person would in the UI (rename
+// it, check it off, edit its description).
+func (s *Server) EditTodoItem(entityID, uid string, edit func(*TodoItem)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.lists[entityID]
+	if !ok {
+		return fmt.Errorf("fake home assistant: no todo entity %s", entityID)
+	}
+	for _, it := range l.items {
+		if it.UID == uid {
+			edit(it)
+			s.refreshTodoStateLocked(entityID)
+			return nil
+		}
+	}
+	return fmt.Errorf("fake home assistant: no item %s in %s", uid, entityID)
+}
+
+// RemoveTodoItem deletes the item with uid as a person would in the UI.
+func (s *Server) RemoveTodoItem(entityID, uid string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.lists[entityID]
+	if !ok {
+		return fmt.Errorf("fake home assistant: no todo entity %s", entityID)
+	}
+	for i, it := range l.items {
+		if it.UID == uid {
+			l.items = append(l.items[:i], l.items[i+1:]...)
+			s.refreshTodoStateLocked(entityID)
+			return nil
+		}
+	}
+	return fmt.Errorf("fake home assistant: no item %s in %s", uid, entityID)
+}
+
 // TodoItems returns a copy of a todo entity's items in list order.
 func (s *Server) TodoItems(entityID string) []TodoItem {
 	s.mu.Lock()
