@@ -28,7 +28,8 @@ var serveCommand = command{
 
 const serveAbout = `Waits for triggers (the Home Assistant event gemini_supply_start, stdin commands
 from hassio.addon_stdin, the MQTT button) and runs one shopping run at a time
-until SIGTERM. As the add-on, the options come from ` + config.DefaultAddonOptionFile + `.
+until SIGTERM. gemini_supply_stop, the stdin command stop and the MQTT stop
+button stop the run in progress. As the add-on, the options come from ` + config.DefaultAddonOptionFile + `.
 See docs/homeassistant.md.`
 
 func runServe(ctx context.Context, args []string, s stdio) int {
@@ -123,6 +124,9 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	bus := &runstatus.Bus{}
 	deps := app.Deps{Bus: bus, Logger: logger}
 	opts := serve.Options{Logger: logger, Bus: bus}
+	// The triggers below are built before the server; they stop runs through it.
+	var srv *serve.Server
+	stop := func(ctx context.Context, source string) error { return srv.Stop(ctx, source) }
 
 	// Home Assistant: the list (unless a YAML list is configured), the
 	// start event, the events and notifications.
@@ -141,7 +145,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		} else {
 			deps.Notifiers = append(deps.Notifiers, homeassistant.NewNotifier(ha, homeassistant.NotifierOptions{}))
 		}
-		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger))
+		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger).WithStop(stop))
 		opts.Subscribers = append(opts.Subscribers, homeassistant.NewEventSink(ha, homeassistant.EventSinkOptions{Logger: logger}))
 		opts.OnBusy = append(opts.OnBusy, homeassistant.BusyReporter(ha, logger))
 	} else if cfg.ShoppingList == "" {
@@ -157,7 +161,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			logger.Debug("stdin is not pollable; its reader ends with the process", "error", err)
 		}
 	}
-	opts.Sources = append(opts.Sources, serve.NewStdinSource(in, logger))
+	opts.Sources = append(opts.Sources, serve.NewStdinSource(in, logger).WithStop(stop))
 
 	if telegramNeedsChatID(cfg) {
 		stopDiscovery := serveDiscoverTelegramChat(ctx, cfg, logger)
@@ -182,13 +186,19 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		}
 	}()
 	opts.Runner = runner
-	srv, err := serve.New(opts)
+	srv, err = serve.New(opts)
 	if err != nil {
 		return err
 	}
 	stopMQTT := serveWireMQTT(ctx, cfg, logger, bus, srv, defaultMQTTLookupRetry)
 	defer stopMQTT()
 	return srv.Run(ctx)
+}
+
+// mqttControl is what the MQTT buttons drive: serve's Server.
+type mqttControl interface {
+	mqtt.Starter
+	mqtt.Stopper
 }
 
 // mqttDrainTimeout bounds how long stopping MQTT waits for the sensors to
@@ -199,7 +209,7 @@ const mqttDrainTimeout = 10 * time.Second
 // serveWireMQTT connects MQTT in the background (a broker that is down must
 // not hold up the rest of serve) and, once connected, publishes the
 // discovery entities, drives the sensors from the run's events and routes
-// button presses to starter. With mqtt_cleanup it deletes the entities
+// button presses to control (start, retry, stop). With mqtt_cleanup it deletes the entities
 // instead. No broker configured and not an add-on: serve runs without MQTT.
 // As the add-on without mqtt_broker it asks the Supervisor for the broker
 // until it gets one, with retry's backoff (serveResolveMQTTBroker).
@@ -211,7 +221,7 @@ const mqttDrainTimeout = 10 * time.Second
 // func, called once serve has stopped, stops connecting, lets the sensors
 // publish the last events (at most mqttDrainTimeout), then publishes
 // "offline" and disconnects.
-func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, starter mqtt.Starter, retry mqttLookupRetry) func() {
+func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, control mqttControl, retry mqttLookupRetry) func() {
 	sub := bus.Subscribe(256)
 	connectCtx, stopConnecting := context.WithCancel(ctx)
 	followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
@@ -232,7 +242,7 @@ func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 		}
 		opts := mqtt.Options{
 			Broker: broker, DiscoveryPrefix: cfg.MQTTDiscoveryPrefix, SWVersion: version,
-			Starter: starter, Logger: logger,
+			Starter: control, Stopper: control, Logger: logger,
 		}
 		if cfg.MQTTCleanup {
 			if err := mqtt.Cleanup(connectCtx, opts); err != nil {
@@ -336,7 +346,7 @@ var (
 	_ serve.Source        = (*homeassistant.EventTrigger)(nil)
 	_ serve.Source        = (*serve.StdinSource)(nil)
 	_ serve.Runner        = (*app.Runner)(nil)
-	_ mqtt.Starter        = (*serve.Server)(nil)
+	_ mqttControl         = (*serve.Server)(nil)
 	_ shop.ChoiceResolver = (*telegram.Bot)(nil)
 )
 

@@ -152,6 +152,71 @@ func TestServeMQTTButtonStartsRun(t *testing.T) {
 	}
 }
 
+// TestServeMQTTStopButton: the dashboard's "Stop grocery run" button
+// against a real broker. Pressed with no run going it only answers
+// "no_run"; pressed during a run it stops the run through the run's context
+// as SIGTERM would — the run publishes its cancelled summary, the status
+// sensor says cancelled — and serve keeps serving: the next press of start
+// starts a run.
+func TestServeMQTTStopButton(t *testing.T) {
+	url := testbroker.Start(t, testbroker.Options{}).URL()
+	w := watchBroker(t, url, "gemini_supply/#")
+
+	logs := &syncbuf.Buffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	bus := &runstatus.Bus{}
+	runner := &blockingRunner{bus: bus, requests: make(chan runstatus.Request, 4)}
+	srv, err := serve.New(serve.Options{Runner: runner, Bus: bus, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, sigterm := context.WithCancel(context.Background())
+	defer sigterm()
+	stopMQTT := serveWireMQTT(ctx, config.Config{MQTTBroker: url}, logger, bus, srv, defaultMQTTLookupRetry)
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx) }()
+	pollUntil(t, "status idle", func() bool { return w.get("gemini_supply/status") == "idle" }, logs.String)
+
+	w.press(t, "gemini_supply/command/stop")
+	pollUntil(t, "the no_run event", func() bool { return strings.Contains(w.get("gemini_supply/event"), `"no_run"`) }, logs.String)
+	if !strings.Contains(logs.String(), "no run is in progress") {
+		t.Errorf("the stop with no run was not logged:\n%s", logs)
+	}
+
+	w.press(t, "gemini_supply/command/start")
+	select {
+	case <-runner.requests:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the start button started no run; log:\n%s", logs)
+	}
+	pollUntil(t, "status shopping", func() bool { return w.get("gemini_supply/status") == "shopping" }, logs.String)
+
+	w.press(t, "gemini_supply/command/stop")
+	pollUntil(t, "the stopping event", func() bool { return strings.Contains(w.get("gemini_supply/event"), `"stopping"`) }, logs.String)
+	pollUntil(t, "status cancelled", func() bool { return w.get("gemini_supply/status") == string(runstatus.StateCancelled) }, logs.String)
+	pollUntil(t, "the run to end", func() bool { _, busy := srv.Busy(); return !busy }, logs.String)
+	if !strings.Contains(logs.String(), "run stopped on request") || !strings.Contains(logs.String(), "stopped_by=mqtt") {
+		t.Errorf("the stop is not logged as a stop from MQTT:\n%s", logs)
+	}
+
+	w.press(t, "gemini_supply/command/start")
+	select {
+	case <-runner.requests:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve started no run after a stop; log:\n%s", logs)
+	}
+	sigterm()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop; log:\n%s", logs)
+	}
+	stopMQTT()
+}
+
 // fastLookup is a backoff that keeps the Supervisor lookup tests quick.
 var fastLookup = mqttLookupRetry{First: time.Millisecond, Max: 20 * time.Millisecond}
 

@@ -83,3 +83,73 @@ func BenchmarkDispatchCoalesced(b *testing.B) {
 		s.handleFrame(frame)
 	}
 }
+
+// benchList is a fake with a 64-item list (a large household list) and a
+// provider that has read it.
+func benchList(b *testing.B) (*fakeha.Server, *Client, *TodoProvider) {
+	b.Helper()
+	f, err := fakeha.Start(fakeha.Options{Token: testToken, Coalesce: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(f.Close)
+	var items []fakeha.TodoItem
+	for i := range 64 {
+		items = append(items, fakeha.TodoItem{UID: fmt.Sprint(i), Summary: fmt.Sprintf("item %d", i)})
+	}
+	f.AddTodoList("todo.shopping_list", "Shopping List", fakeha.LocalTodoFeatures, items...)
+	c, err := Dial(context.Background(), testOptions(f, nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	p := NewTodoProvider(c, TodoOptions{})
+	if _, err := p.Items(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return f, c, p
+}
+
+// BenchmarkMarkVerified is one verified mark that changes the item: read
+// the item, todo.update_item, read it back (64-item list). Compare with
+// BenchmarkUpdateUnverified, the single call a mark used to be: the
+// difference is the cost of the verification.
+func BenchmarkMarkVerified(b *testing.B) {
+	_, _, p := benchList(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprint(i % 64)
+		var err error
+		if (i/64)%2 == 0 {
+			err = p.MarkNotFound(ctx, id, "none")
+		} else {
+			err = p.MarkFailed(ctx, id, "crash")
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUpdateUnverified is one todo.update_item call and nothing else.
+func BenchmarkUpdateUnverified(b *testing.B) {
+	_, c, _ := benchList(b)
+	ctx := context.Background()
+	target := &Target{EntityID: []string{"todo.shopping_list"}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		name := fmt.Sprintf("item %d #404", i%64)
+		if (i/64)%2 == 1 {
+			name = fmt.Sprintf("item %d #failed", i%64)
+		}
+		if _, err := c.CallService(ctx, "todo", "update_item", target,
+			map[string]any{"item": fmt.Sprint(i % 64), "rename": name, "description": "gemini-supply: x"}, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

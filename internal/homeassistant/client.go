@@ -18,6 +18,14 @@
 // fire_event in particular — is not re-sent: the caller gets
 // ErrOutcomeUnknown, because sending it twice could duplicate an automation's
 // effect while dropping it at most loses one event.
+//
+// Home Assistant restarting: after every (re)connect the client reads the
+// core state (get_config "state"). While Home Assistant is still starting it
+// answers a service call on an entity that is not loaded yet with success
+// and does nothing, so every command except ping and get_config waits until
+// the core state is RUNNING (announced by the homeassistant_started event,
+// re-read every StartupPollInterval). The TodoProvider then also checks each
+// write by reading the item back.
 package homeassistant
 
 import (
@@ -48,7 +56,15 @@ const (
 	DefaultBackoffMax       = 30 * time.Second
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultEventBuffer      = 64
+	DefaultStartupPoll      = 2 * time.Second
 	writeTimeout            = 10 * time.Second
+)
+
+// Home Assistant's core states (get_config "state") and the event fired
+// when it becomes RUNNING.
+const (
+	CoreRunning               = "RUNNING"
+	EventHomeAssistantStarted = "homeassistant_started"
 )
 
 // Error codes Home Assistant puts in failed results.
@@ -81,6 +97,8 @@ var (
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// TranslationKey names a service validation error (e.g. "item_not_found") when Home Assistant sends one.
+	TranslationKey string `json:"translation_key,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -134,6 +152,10 @@ type Options struct {
 	HandshakeTimeout time.Duration
 	// EventBuffer is each subscription's channel capacity (default 64).
 	EventBuffer int
+	// StartupPollInterval is how often the core state is read again while
+	// Home Assistant is starting, besides waiting for homeassistant_started
+	// (default 2 s).
+	StartupPollInterval time.Duration
 }
 
 // Client is a connection to Home Assistant that survives drops. Safe for
@@ -187,6 +209,9 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if opts.EventBuffer <= 0 {
 		opts.EventBuffer = DefaultEventBuffer
+	}
+	if opts.StartupPollInterval <= 0 {
+		opts.StartupPollInterval = DefaultStartupPoll
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -293,6 +318,22 @@ func (c *Client) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sess != nil
+}
+
+// Running reports whether a connection is up and Home Assistant on it is
+// fully started (core state RUNNING).
+func (c *Client) Running() bool {
+	c.mu.Lock()
+	sess := c.sess
+	c.mu.Unlock()
+	return sess != nil && sess.isRunning()
+}
+
+// WaitRunning waits (bounded by ctx) until a connection is up and Home
+// Assistant is fully started.
+func (c *Client) WaitRunning(ctx context.Context) error {
+	_, err := c.waitRunning(ctx, "")
+	return err
 }
 
 // Close stops the client: the connection, the reconnect loop, pings; every
@@ -447,6 +488,40 @@ func (c *Client) waitSession(ctx context.Context) (*session, error) {
 	}
 }
 
+// startupCommands may be sent while Home Assistant is still starting; every
+// other command waits for the core state RUNNING.
+func startupCommand(msgType string) bool {
+	switch msgType {
+	case "ping", "get_config", "supported_features", "subscribe_events", "unsubscribe_events":
+		return true
+	}
+	return false
+}
+
+// waitRunning returns the live session once Home Assistant on it is
+// RUNNING (any live session for startup commands), waiting through
+// reconnects, bounded by ctx.
+func (c *Client) waitRunning(ctx context.Context, msgType string) (*session, error) {
+	for {
+		sess, err := c.waitSession(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if startupCommand(msgType) {
+			return sess, nil
+		}
+		select {
+		case <-sess.running:
+			return sess, nil
+		case <-sess.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for Home Assistant at %s to finish starting: %w", c.wsURL, ctx.Err())
+		case <-c.ctx.Done():
+			return nil, ErrClosed
+		}
+	}
+}
+
 // connect dials, authenticates, negotiates coalescing and restores
 // subscriptions; it returns a live session not yet published.
 func (c *Client) connect(ctx context.Context) (*session, error) {
@@ -489,8 +564,85 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 			c.log.Error("home assistant refused a subscription", "event_type", sub.eventType, "error", err)
 		}
 	}
-	c.log.Info("connected to Home Assistant", "url", c.wsURL, "supervisor", c.supervisor, "ha_version", haVersion)
+	state, err := s.coreState(ctx)
+	if err != nil {
+		s.fail(err)
+		return nil, fmt.Errorf("connect to Home Assistant at %s: reading its state: %w", c.wsURL, err)
+	}
+	c.log.Info("connected to Home Assistant", "url", c.wsURL, "supervisor", c.supervisor, "ha_version", haVersion, "state", state)
+	if state == CoreRunning {
+		s.markRunning()
+	} else {
+		c.log.Info("Home Assistant is starting; updates wait until it is running", "url", c.wsURL, "state", state)
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); s.watchStartup() }()
+	}
 	return s, nil
+}
+
+// coreState reads Home Assistant's core state (get_config "state"). A Home
+// Assistant that does not say is taken as RUNNING.
+func (s *session) coreState(ctx context.Context) (string, error) {
+	raw, err := s.roundTrip(ctx, "get_config", nil)
+	if err != nil {
+		var haErr *Error
+		if errors.As(err, &haErr) {
+			return CoreRunning, nil
+		}
+		return "", err
+	}
+	var cfg struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil || cfg.State == "" {
+		return CoreRunning, nil
+	}
+	return cfg.State, nil
+}
+
+func (s *session) markRunning() { s.runOnce.Do(func() { close(s.running) }) }
+
+func (s *session) isRunning() bool {
+	select {
+	case <-s.running:
+		return true
+	default:
+		return false
+	}
+}
+
+// watchStartup waits until Home Assistant on this session is RUNNING: it
+// listens for homeassistant_started and reads the core state again every
+// StartupPollInterval, until then or until the session dies.
+func (s *session) watchStartup() {
+	c := s.c
+	started := &Subscription{c: c, eventType: EventHomeAssistantStarted, ch: make(chan Event, 1)}
+	if body, err := encodeCommand("subscribe_events", map[string]any{"event_type": EventHomeAssistantStarted}); err == nil {
+		_, _, _ = s.send(body, started) // the answer is not needed: polling covers a refusal
+	}
+	t := time.NewTicker(c.opts.StartupPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-c.ctx.Done():
+			return
+		case <-started.ch:
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.opts.PongTimeout)
+		state, err := s.coreState(ctx)
+		cancel()
+		if err == nil && state == CoreRunning {
+			c.log.Info("Home Assistant is running; sending updates", "url", c.wsURL)
+			s.markRunning()
+			return
+		}
+		if err == nil {
+			c.log.Debug("Home Assistant is still starting", "state", state)
+		}
+	}
 }
 
 func (c *Client) authenticate(ctx context.Context, ws *websocket.Conn) (string, error) {
@@ -532,8 +684,9 @@ func (c *Client) authenticate(ctx context.Context, ws *websocket.Conn) (string, 
 // ---- commands ----
 
 // Do sends one command of type msgType with fields (id and type are added)
-// and returns its result. It waits for a connection when there is none
-// (bounded by ctx). When the connection drops after sending, the command is
+// and returns its result. It waits for a connection when there is none, and
+// (except ping and get_config) for Home Assistant on it to be RUNNING, both
+// bounded by ctx. When the connection drops after sending, the command is
 // sent again on the next connection if idempotent is true; otherwise Do
 // returns ErrOutcomeUnknown. A failed result is an *Error.
 func (c *Client) Do(ctx context.Context, msgType string, fields map[string]any, idempotent bool) (json.RawMessage, error) {
@@ -542,7 +695,7 @@ func (c *Client) Do(ctx context.Context, msgType string, fields map[string]any, 
 		return nil, err
 	}
 	for {
-		sess, err := c.waitSession(ctx)
+		sess, err := c.waitRunning(ctx, msgType)
 		if err != nil {
 			return nil, err
 		}
@@ -720,10 +873,13 @@ type session struct {
 	done     chan struct{}
 	stopped  sync.WaitGroup // reader and pinger
 	failOnce sync.Once
+	// running is closed once Home Assistant on this connection is RUNNING.
+	running chan struct{}
+	runOnce sync.Once
 }
 
 func newSession(c *Client, ws *websocket.Conn) *session {
-	s := &session{c: c, ws: ws, pending: map[int64]chan reply{}, routes: map[int64]*Subscription{}, done: make(chan struct{})}
+	s := &session{c: c, ws: ws, pending: map[int64]chan reply{}, routes: map[int64]*Subscription{}, done: make(chan struct{}), running: make(chan struct{})}
 	s.stopped.Add(2)
 	return s
 }

@@ -19,6 +19,7 @@ const (
 	EventRunFinished  = "gemini_supply_run_finished"
 	EventRunFailed    = "gemini_supply_run_failed"
 	EventStart        = "gemini_supply_start"
+	EventStop         = "gemini_supply_stop"
 	EventBusy         = "gemini_supply_busy"
 )
 
@@ -41,7 +42,7 @@ type EventSinkOptions struct {
 //
 //	KindRunStarted   → gemini_supply_run_started  {run_id, total}
 //	KindItemFinished → gemini_supply_item_finished {run_id, item, item_id, quantity, outcome, product, price, price_cents, url, explanation, done, total}
-//	KindRunFinished  → gemini_supply_run_finished  {run_id, added, not_found, failed, duplicates, items, total, total_cents, unknown_prices, cancelled, cart_url, title, summary}
+//	KindRunFinished  → gemini_supply_run_finished  {run_id, added, not_found, failed, duplicates, items, total, total_cents, unknown_prices, cancelled, stopped, cart_url, title, summary}
 //	state failed     → gemini_supply_run_failed    {run_id, message}
 //	KindWaitingForUser / KindUserAnswered → persistent notification gemini_supply_waiting shown / dismissed
 //
@@ -211,11 +212,14 @@ func runFinishedData(ev runstatus.Event) map[string]any {
 	d["not_found"] = c.NotFound
 	d["failed"] = c.Failed
 	d["duplicates"] = c.Duplicate
+	d["skipped"] = c.Skipped
+	d["not_shopped"] = c.NotShopped
 	d["items"] = c.Total
 	d["total"] = money.Format(total)
 	d["total_cents"] = int64(total)
 	d["unknown_prices"] = unknown
 	d["cancelled"] = sum.Cancelled
+	d["stopped"] = sum.Cancelled
 	d["cart_url"] = sum.CartURL
 	d["title"] = sum.Title()
 	d["summary"] = sum.Markdown()

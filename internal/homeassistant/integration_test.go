@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -274,5 +275,84 @@ func TestShoppingRunSurvivesTenDrops(t *testing.T) {
 	}
 	if n := run.fake.IDReuseErrors(); n != 0 {
 		t.Errorf("id_reuse errors: %d", n)
+	}
+}
+
+// Home Assistant restarts twice during a real run: once right after it
+// applied a list update (the client never got the answer) and once before it
+// applied another, each time down for 3 s and then starting (todo entity not
+// loaded, service calls answered success without effect) before it runs.
+// Every item still ends as the run reported, each changed exactly once.
+func TestShoppingRunSurvivesHomeAssistantRestarts(t *testing.T) {
+	const restarts = 2
+	var updates atomic.Int32
+	errs := make(chan error, 1)
+	run := shopWithHA(t, 1, func(f *fakeha.Server) {
+		f.SetServiceHook(func(c fakeha.ServiceCall) fakeha.Fault {
+			if c.Domain != "todo" || f.CoreState() != fakeha.CoreRunning {
+				return fakeha.FaultNone
+			}
+			switch updates.Add(1) {
+			case 2:
+				return fakeha.FaultRestartAfterApply
+			case 4:
+				return fakeha.FaultRestartBeforeApply
+			}
+			return fakeha.FaultNone
+		})
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			for k := 1; k <= restarts; k++ {
+				for f.Restarts() < k {
+					select {
+					case <-ctx.Done():
+						errs <- fmt.Errorf("restart %d never happened", k)
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+				select { // the down-time: the world's clock, not a test wait
+				case <-ctx.Done():
+					errs <- ctx.Err()
+					return
+				case <-time.After(3 * time.Second):
+				}
+				before := f.Upgrades()
+				f.Boot()
+				for f.Upgrades() == before {
+					select {
+					case <-ctx.Done():
+						errs <- fmt.Errorf("the client did not reconnect to the starting Home Assistant after restart %d", k)
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+				f.FinishStartup()
+			}
+			errs <- nil
+		}()
+	})
+	if run.err != nil {
+		t.Fatalf("run: %v", run.err)
+	}
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	if got := run.fake.Restarts(); got != restarts {
+		t.Fatalf("Home Assistant restarted %d times, want %d", got, restarts)
+	}
+	checkList(t, run)
+	for uid := range wantList {
+		want := 1
+		if uid == "kiwi" || uid == "flour" {
+			want = 0
+		}
+		if n := run.fake.AppliedUpdates(uid); n != want {
+			t.Errorf("item %s changed %d times, want %d", uid, n, want)
+		}
+	}
+	if _, ok := run.fake.Notifications()[homeassistant.DefaultSummaryNotificationID]; !ok {
+		t.Error("no summary notification after the restarts")
 	}
 }

@@ -321,3 +321,51 @@ func TestStripRunTags(t *testing.T) {
 		}
 	}
 }
+
+// A person edits the list during a run: Item reads the item fresh each time
+// — renamed, checked off, deleted — and Items sees an item added meanwhile.
+func TestTodoProviderSeesEditsDuringARun(t *testing.T) {
+	f := startFake(t, fakeha.Options{})
+	f.AddTodoList(list, "Shopping List", fakeha.ShoppingListFeatures,
+		fakeha.TodoItem{UID: "milk", Summary: "milk"},
+		fakeha.TodoItem{UID: "eggs", Summary: "eggs"},
+		fakeha.TodoItem{UID: "tea", Summary: "tea"},
+	)
+	p := NewTodoProvider(dialTest(t, testOptions(f, nil)), TodoOptions{})
+	ctx := testCtx(t)
+	if _, err := p.Items(ctx); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.EditTodoItem(list, "milk", func(it *fakeha.TodoItem) { it.Summary = "2x oat milk" }))
+	must(f.EditTodoItem(list, "eggs", func(it *fakeha.TodoItem) { it.Status = "completed" }))
+	must(f.RemoveTodoItem(list, "tea"))
+	added, err := f.AddTodoItem(list, "coffee")
+	must(err)
+
+	milk, err := p.Item(ctx, "milk")
+	if err != nil || milk.Name != "2x oat milk" || milk.Product != "oat milk" || milk.Quantity != 2 {
+		t.Errorf("renamed item = %+v, %v; want 2 × oat milk", milk, err)
+	}
+	if eggs, err := p.Item(ctx, "eggs"); err != nil || eggs.Status != shoppinglist.StatusCompleted {
+		t.Errorf("checked-off item = %+v, %v; want completed", eggs, err)
+	}
+	if _, err := p.Item(ctx, "tea"); !errors.Is(err, shoppinglist.ErrItemGone) {
+		t.Errorf("deleted item: err = %v, want ErrItemGone", err)
+	}
+	items, err := p.Items(ctx)
+	must(err)
+	if _, err := shoppinglist.Find(items, added); err != nil {
+		t.Errorf("the item added during the run is not listed: %v", err)
+	}
+	// The mark of a renamed item keeps the person's new name.
+	must(p.MarkNotFound(ctx, "milk", ""))
+	if got := f.TodoItems(list)[0].Summary; got != "2x oat milk #404" {
+		t.Errorf("renamed item marked = %q", got)
+	}
+}

@@ -18,14 +18,23 @@ import (
 const MaxConcurrency = 8
 
 // EventTrigger starts shopping runs from the Home Assistant event
-// gemini_supply_start. Optional event data:
+// gemini_supply_start, and stops the run in progress on gemini_supply_stop
+// (WithStop). Optional start event data:
 //
 //	retry_tagged: true          also shop items tagged #404/#failed
 //	concurrency: 2              tabs at once (1–8; default: configured)
 //	items: ["milk", "eggs"]     only these items (a list, or "milk, eggs")
 type EventTrigger struct {
-	c   *Client
-	log *slog.Logger
+	c    *Client
+	log  *slog.Logger
+	stop func(ctx context.Context, source string) error
+}
+
+// WithStop makes gemini_supply_stop call stop (serve's Server.Stop) with
+// source "event". Without it the trigger does not listen for stops.
+func (t *EventTrigger) WithStop(stop func(ctx context.Context, source string) error) *EventTrigger {
+	t.stop = stop
+	return t
 }
 
 // NewEventTrigger returns a trigger on c.
@@ -36,10 +45,11 @@ func NewEventTrigger(c *Client, logger *slog.Logger) *EventTrigger {
 	return &EventTrigger{c: c, log: logger.With("component", "homeassistant.trigger")}
 }
 
-// Run subscribes to gemini_supply_start and calls start for every valid
-// event until ctx is done (returns nil) or the client fails for good
-// (returns its error). Invalid event data is logged and ignored; start's
-// errors (runstatus.ErrBusy included) are logged by the caller's start.
+// Run subscribes to gemini_supply_start (and gemini_supply_stop with
+// WithStop) and calls start (stop) for every valid event until ctx is done
+// (returns nil) or the client fails for good (returns its error). Invalid
+// event data is logged and ignored; start's errors (runstatus.ErrBusy
+// included) are logged by the caller's start, and so is a stop with no run.
 func (t *EventTrigger) Run(ctx context.Context, start func(context.Context, runstatus.Request) error) error {
 	sub, err := t.c.SubscribeEvents(ctx, EventStart)
 	if err != nil {
@@ -49,17 +59,34 @@ func (t *EventTrigger) Run(ctx context.Context, start func(context.Context, runs
 		return fmt.Errorf("listen for %s events: %w", EventStart, err)
 	}
 	defer sub.Close()
-	t.log.Info("listening for Home Assistant events", "event_type", EventStart)
+	var stops <-chan Event
+	if t.stop != nil {
+		stopSub, err := t.c.SubscribeEvents(ctx, EventStop)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("listen for %s events: %w", EventStop, err)
+		}
+		defer stopSub.Close()
+		stops = stopSub.C
+	}
+	t.log.Info("listening for Home Assistant events", "event_type", EventStart, "stop", t.stop != nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case _, ok := <-stops:
+			if !ok {
+				return t.ended()
+			}
+			// The stop with no run going is logged by stop (serve.Server.Stop).
+			if err := t.stop(ctx, "event"); err != nil && ctx.Err() == nil {
+				t.log.Debug("stop event", "result", err)
+			}
 		case ev, ok := <-sub.C:
 			if !ok {
-				if err := t.c.Err(); err != nil && !errors.Is(err, ErrClosed) {
-					return fmt.Errorf("listen for %s events: %w", EventStart, err)
-				}
-				return nil
+				return t.ended()
 			}
 			req, err := ParseStartEvent(ev.Data)
 			if err != nil {
@@ -71,6 +98,14 @@ func (t *EventTrigger) Run(ctx context.Context, start func(context.Context, runs
 			}
 		}
 	}
+}
+
+// ended is Run's result when a subscription closed: the client's failure, if any.
+func (t *EventTrigger) ended() error {
+	if err := t.c.Err(); err != nil && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("listen for %s events: %w", EventStart, err)
+	}
+	return nil
 }
 
 // ParseStartEvent reads gemini_supply_start event data into a Request with

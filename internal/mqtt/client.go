@@ -35,6 +35,12 @@ type Starter interface {
 	Start(ctx context.Context, req runstatus.Request) error
 }
 
+// Stopper stops the run in progress (serve's Server): Stop returns at once,
+// nil when a run was told to stop, runstatus.ErrNoRun when none was going.
+type Stopper interface {
+	Stop(ctx context.Context, source string) error
+}
+
 // Options configure a Client. Broker is required; everything else has a default.
 type Options struct {
 	Broker Broker
@@ -49,6 +55,9 @@ type Options struct {
 	SWVersion string
 	// Starter receives button presses. Nil: presses are answered with an "error" event.
 	Starter Starter
+	// Stopper receives presses of the stop button. Nil: they are answered
+	// with an "error" event.
+	Stopper Stopper
 	// Logger receives the client's logs, tagged component=mqtt (default slog.Default()).
 	Logger *slog.Logger
 
@@ -368,6 +377,7 @@ func (c *Client) onConnect(pc paho.Client) {
 	subs := map[string]byte{
 		c.topics.StartCommand: 1,
 		c.topics.RetryCommand: 1,
+		c.topics.StopCommand:  1,
 		c.topics.HAStatus:     1,
 		c.topics.Availability: 1,
 	}
@@ -465,7 +475,7 @@ func (c *Client) onMessage(pc paho.Client, msg paho.Message) {
 				}
 			}
 		}
-	case c.topics.StartCommand, c.topics.RetryCommand:
+	case c.topics.StartCommand, c.topics.RetryCommand, c.topics.StopCommand:
 		c.press(msg)
 	}
 }
@@ -482,6 +492,31 @@ func (c *Client) press(msg paho.Message) {
 	}
 	req := runstatus.Request{Source: "mqtt", RetryTagged: msg.Topic() == c.topics.RetryCommand}
 	res := requestResult{Source: req.Source, RetryTagged: req.RetryTagged, At: time.Now().UTC()}
+	if msg.Topic() == c.topics.StopCommand {
+		res = c.pressStop(res)
+	} else {
+		res = c.pressStart(req, res)
+	}
+	c.pubMu.Lock()
+	c.model.request(res)
+	toks := c.publishChangesLocked()
+	if pc := c.pc; !c.closed && pc != nil && pc.IsConnectionOpen() {
+		ev := mustJSON(struct {
+			EventType   string `json:"event_type"`
+			Source      string `json:"source"`
+			RetryTagged bool   `json:"retry_tagged"`
+			Message     string `json:"message,omitempty"`
+		}{res.Result, res.Source, res.RetryTagged, res.Message})
+		toks = append(toks, namedToken{c.topics.Event, pc.Publish(c.topics.Event, liveQoS, false, []byte(ev))})
+	}
+	c.pubMu.Unlock()
+	if failed := waitAll(c.ctx, toks); len(failed) > 0 {
+		c.log.Warn("publishing the request outcome failed", "err", failed[0])
+	}
+}
+
+// pressStart asks the Starter for a run.
+func (c *Client) pressStart(req runstatus.Request, res requestResult) requestResult {
 	var err error
 	if c.opts.Starter == nil {
 		err = errors.New("this instance does not run shopping runs (no runner configured)")
@@ -501,23 +536,30 @@ func (c *Client) press(msg paho.Message) {
 		res.Result, res.Message = EventError, err.Error()
 		c.log.Warn("run request from the Home Assistant button failed", "retry_tagged", req.RetryTagged, "err", err)
 	}
+	return res
+}
 
-	c.pubMu.Lock()
-	c.model.request(res)
-	toks := c.publishChangesLocked()
-	if pc := c.pc; !c.closed && pc != nil && pc.IsConnectionOpen() {
-		ev := mustJSON(struct {
-			EventType   string `json:"event_type"`
-			Source      string `json:"source"`
-			RetryTagged bool   `json:"retry_tagged"`
-			Message     string `json:"message,omitempty"`
-		}{res.Result, res.Source, res.RetryTagged, res.Message})
-		toks = append(toks, namedToken{c.topics.Event, pc.Publish(c.topics.Event, liveQoS, false, []byte(ev))})
+// pressStop asks the Stopper to stop the run in progress.
+func (c *Client) pressStop(res requestResult) requestResult {
+	var err error
+	if c.opts.Stopper == nil {
+		err = errors.New("this instance does not run shopping runs (no runner configured)")
+	} else {
+		ctx, cancel := context.WithTimeout(c.ctx, c.opts.StartTimeout)
+		err = c.opts.Stopper.Stop(ctx, res.Source)
+		cancel()
 	}
-	c.pubMu.Unlock()
-	if failed := waitAll(c.ctx, toks); len(failed) > 0 {
-		c.log.Warn("publishing the request outcome failed", "err", failed[0])
+	switch {
+	case err == nil:
+		res.Result = EventStopping
+		c.log.Info("run stop requested from the Home Assistant button")
+	case errors.Is(err, runstatus.ErrNoRun):
+		res.Result, res.Message = EventNoRun, err.Error()
+	default:
+		res.Result, res.Message = EventError, err.Error()
+		c.log.Warn("stop request from the Home Assistant button failed", "err", err)
 	}
+	return res
 }
 
 // Follow subscribes to bus at once — no event published after Follow

@@ -65,7 +65,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 		}
 		_, status := last[tp.Status]
 		_, item := last[tp.CurrentItem]
-		return n >= 9 && status && item
+		return n >= 10 && status && item
 	})
 	obs := newObserver(t, m.URL(), nil, "homeassistant/#", "gemini_supply/#")
 	obs.sync("gemini_supply/test/marker")
@@ -77,6 +77,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 	wants := map[string]want{
 		"start":        {component: "button", name: "Start grocery run", commandTopic: tp.StartCommand},
 		"retry":        {component: "button", name: "Retry failed items", commandTopic: tp.RetryCommand},
+		"stop":         {component: "button", name: "Stop grocery run", commandTopic: tp.StopCommand},
 		"status":       {component: "sensor", name: "Status", deviceClass: "enum", stateTopic: tp.Status, attrTopic: tp.StatusAttributes},
 		"progress":     {component: "sensor", name: "Progress", unit: "%", stateClass: "measurement", stateTopic: tp.Progress, attrTopic: tp.ProgressAttrs},
 		"current_item": {component: "sensor", name: "Current item", stateTopic: tp.CurrentItem, attrTopic: tp.CurrentItemAttrs},
@@ -133,7 +134,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 				}
 			}
 			switch object {
-			case "start", "retry":
+			case "start", "retry", "stop":
 				if str("payload_press") != "PRESS" {
 					t.Errorf("payload_press = %q", str("payload_press"))
 				}
@@ -147,7 +148,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 				}
 			case "run_request":
 				types, _ := cfg["event_types"].([]any)
-				if !slices.Equal(types, []any{"accepted", "busy", "error"}) {
+				if !slices.Equal(types, []any{"accepted", "busy", "error", "stopping", "no_run"}) {
 					t.Errorf("event_types = %v", types)
 				}
 			}

@@ -21,6 +21,10 @@ const (
 	EventAccepted = "accepted"
 	EventBusy     = "busy"
 	EventError    = "error"
+	// EventStopping: the stop button stopped the run in progress.
+	EventStopping = "stopping"
+	// EventNoRun: the stop button was pressed with no run going.
+	EventNoRun = "no_run"
 )
 
 // HAStatusTopic is where Home Assistant publishes its birth ("online") and
@@ -35,6 +39,7 @@ type Topics struct {
 
 	StartCommand string
 	RetryCommand string
+	StopCommand  string
 
 	Status            string
 	StatusAttributes  string
@@ -60,6 +65,7 @@ func newTopics(prefix, node string) Topics {
 		Availability:      node + "/availability",
 		StartCommand:      node + "/command/start",
 		RetryCommand:      node + "/command/retry",
+		StopCommand:       node + "/command/stop",
 		Status:            node + "/status",
 		StatusAttributes:  node + "/status/attributes",
 		Progress:          node + "/progress",
@@ -187,6 +193,8 @@ func entities(prefix, node, swVersion string, t Topics) []Entity {
 			DiscoveryConfig{CommandTopic: t.StartCommand, PayloadPress: PayloadPress}),
 		mk("button", "retry", "Retry failed items", "mdi:cart-arrow-down",
 			DiscoveryConfig{CommandTopic: t.RetryCommand, PayloadPress: PayloadPress}),
+		mk("button", "stop", "Stop grocery run", "mdi:cart-off",
+			DiscoveryConfig{CommandTopic: t.StopCommand, PayloadPress: PayloadPress}),
 		mk("sensor", "status", "Status", "mdi:cart-outline",
 			DiscoveryConfig{StateTopic: t.Status, JSONAttributesTopic: t.StatusAttributes,
 				DeviceClass: "enum", Options: StatusOptions}),
@@ -207,6 +215,6 @@ func entities(prefix, node, swVersion string, t Topics) []Entity {
 			DiscoveryConfig{StateTopic: t.NotFound, JSONAttributesTopic: t.NotFoundAttrs,
 				StateClass: "measurement"}),
 		mk("event", "run_request", "Run request", "mdi:gesture-tap-button",
-			DiscoveryConfig{StateTopic: t.Event, EventTypes: []string{EventAccepted, EventBusy, EventError}}),
+			DiscoveryConfig{StateTopic: t.Event, EventTypes: []string{EventAccepted, EventBusy, EventError, EventStopping, EventNoRun}}),
 	}
 }

@@ -22,7 +22,7 @@ const (
 
 // requestResult is the outcome of the last start request from MQTT.
 type requestResult struct {
-	Result      string    `json:"result"` // accepted | busy | error
+	Result      string    `json:"result"` // accepted | busy | error | stopping | no_run
 	Source      string    `json:"source"`
 	RetryTagged bool      `json:"retry_tagged"`
 	At          time.Time `json:"at"`

@@ -30,6 +30,13 @@ func (f RunnerFunc) Run(ctx context.Context, req runstatus.Request) (report.Summ
 // ErrShuttingDown is returned by Start once the gate is closing.
 var ErrShuttingDown = errors.New("gemini-supply is shutting down; no new run is started")
 
+// ErrNoRun is returned by Stop when no run is in progress.
+var ErrNoRun = runstatus.ErrNoRun
+
+// ErrStopped is the cause of a run's context when it was stopped on request
+// (context.Cause).
+var ErrStopped = errors.New("the grocery run was stopped on request")
+
 // Gate lets one run happen at a time. Start begins a run in the background
 // and returns at once; while it is going, Start returns runstatus.ErrBusy.
 // The run's context belongs to the gate, not to the trigger: it ends when
@@ -50,6 +57,10 @@ type activeRun struct {
 	req     runstatus.Request
 	started time.Time
 	done    chan struct{}
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	// stoppedBy is the source that stopped the run ("" when not stopped); guarded by Gate.mu.
+	stoppedBy string
 }
 
 // NewGate returns a gate running runs with runner.
@@ -76,7 +87,8 @@ func (g *Gate) Start(ctx context.Context, req runstatus.Request) error {
 		return runstatus.ErrBusy
 	}
 	g.seq++
-	a := &activeRun{req: req, started: time.Now(), done: make(chan struct{})}
+	rctx, cancel := context.WithCancelCause(g.base)
+	a := &activeRun{req: req, started: time.Now(), done: make(chan struct{}), ctx: rctx, cancel: cancel}
 	g.active = a
 	go g.run(a, g.seq)
 	return nil
@@ -87,14 +99,24 @@ func (g *Gate) run(a *activeRun, n int) {
 		g.mu.Lock()
 		g.active = nil
 		g.mu.Unlock()
+		a.cancel(nil)
 		close(a.done)
 	}()
 	req := a.req
 	g.log.Info("run started", "run", n, "source", req.Source, "retry_tagged", req.RetryTagged,
 		"concurrency", req.Concurrency, "items", req.Items)
-	summary, err := g.call(req)
+	summary, err := g.call(a.ctx, req)
 	took := time.Since(a.started).Round(time.Second)
+	g.mu.Lock()
+	stoppedBy := a.stoppedBy
+	g.mu.Unlock()
 	switch {
+	case stoppedBy != "" && g.base.Err() == nil:
+		attrs := []any{"run", n, "source", req.Source, "stopped_by", stoppedBy, "took", took, "result", summary.Counts().String()}
+		if err != nil {
+			attrs = append(attrs, "error", err)
+		}
+		g.log.Warn("run stopped on request", attrs...)
 	case err != nil && g.base.Err() != nil:
 		g.log.Warn("run cancelled by shutdown", "run", n, "source", req.Source, "took", took, "error", err)
 	case err != nil:
@@ -107,13 +129,31 @@ func (g *Gate) run(a *activeRun, n int) {
 }
 
 // call runs the runner; a panic is reported as an error so serve survives it.
-func (g *Gate) call(req runstatus.Request) (s report.Summary, err error) {
+func (g *Gate) call(ctx context.Context, req runstatus.Request) (s report.Summary, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("run panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return g.runner.Run(g.base, req)
+	return g.runner.Run(ctx, req)
+}
+
+// Stop cancels the run in progress, as shutdown does (its agents stop, it
+// writes its journal and summary and returns), without closing the gate.
+// It returns the stopped run's request, or ErrNoRun. It does not wait for
+// the run to end (Wait does).
+func (g *Gate) Stop(source string) (runstatus.Request, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a := g.active
+	if a == nil {
+		return runstatus.Request{}, ErrNoRun
+	}
+	if a.stoppedBy == "" {
+		a.stoppedBy = source
+	}
+	a.cancel(ErrStopped)
+	return a.req, nil
 }
 
 // Active returns the request of the run in progress, if any.

@@ -5,9 +5,13 @@
 // Assistant events, MQTT sensors, Telegram), and on shutdown cancels the run
 // in progress and waits for it, bounded, before returning.
 //
-// It logs one line per change: serving, each run started/finished/failed, a
-// trigger refused because a run is going, each run state change seen on the
-// bus, shutting down, stopped.
+// A run can also be stopped on request (Stop: the gemini_supply_stop event,
+// the MQTT stop button, the stdin stop command); it ends as cleanly as on
+// SIGTERM and serve goes on.
+//
+// It logs one line per change: serving, each run started/finished/failed/
+// stopped, a trigger refused because a run is going, a stop with no run,
+// each run state change seen on the bus, shutting down, stopped.
 package serve
 
 import (
@@ -25,6 +29,11 @@ import (
 // runstatus.ErrBusy while another run is going, ErrShuttingDown on the way
 // out. (An alias, so sources in other packages can name the plain func type.)
 type StartFunc = func(ctx context.Context, req runstatus.Request) error
+
+// StopFunc stops the run in progress on behalf of source ("event", "mqtt",
+// "stdin"): nil when a run was told to stop, ErrNoRun when none was going.
+// It returns at once; the run ends as on SIGTERM. (Server.Stop.)
+type StopFunc = func(ctx context.Context, source string) error
 
 // Source produces run requests until ctx is done. Run returns nil when it
 // stops normally (ctx done, input ended) and an error when it can no longer
@@ -138,6 +147,23 @@ func (s *Server) Start(ctx context.Context, req runstatus.Request) error {
 		}
 	}
 	return err
+}
+
+// Stop stops the run in progress for source (see StopFunc): its context is
+// cancelled as on SIGTERM — agents stop, its journal and summary are
+// written, its events say it was cancelled — but serve goes on waiting for
+// triggers. With no run going it logs that and returns ErrNoRun.
+func (s *Server) Stop(ctx context.Context, source string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req, err := s.gate.Stop(source)
+	if err != nil {
+		s.log.Info("stop requested, but no run is in progress: nothing to stop", "source", source)
+		return err
+	}
+	s.log.Warn("stopping the run in progress on request", "source", source, "run_source", req.Source)
+	return nil
 }
 
 // Busy reports whether a run is in progress, and which.

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -68,7 +69,7 @@ func (r *fakeRunner) Run(ctx context.Context, req runstatus.Request) (report.Sum
 		select {
 		case <-r.release:
 		case <-ctx.Done():
-			err = ctx.Err()
+			err = fmt.Errorf("%w (cause: %w)", ctx.Err(), context.Cause(ctx))
 			s.Cancelled = true
 		}
 	}
@@ -102,20 +103,64 @@ func TestParseCommand(t *testing.T) {
 		{`{"command":"shop","colour":"red"}`, runstatus.Request{}, false, "not a command object"},
 		{`{"command":`, runstatus.Request{}, false, "not a command object"},
 		{`"shop`, runstatus.Request{}, false, "not a JSON string"},
+		{`{"command":"stop","items":["milk"]}`, runstatus.Request{}, false, "stop takes no options"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			got, ok, err := ParseCommand(tt.line)
+			cmd, ok, err := ParseCommand(tt.line)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
 				return
 			}
-			if err != nil || ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
+			got := cmd.Request
+			if err != nil || ok != tt.ok || cmd.Stop || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v ok=%v err=%v, want %+v ok=%v", got, ok, err, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+func TestParseStopCommand(t *testing.T) {
+	for _, line := range []string{"stop", " STOP\r", `"stop"`, `{"command":"stop"}`} {
+		cmd, ok, err := ParseCommand(line)
+		if err != nil || !ok || !cmd.Stop {
+			t.Errorf("%q: got %+v ok=%v err=%v, want a stop command", line, cmd, ok, err)
+		}
+	}
+}
+
+// Stop cancels the run in progress through its context (cause ErrStopped)
+// and leaves the gate open; with no run it is ErrNoRun.
+func TestGateStop(t *testing.T) {
+	r := newFakeRunner(nil)
+	g := NewGate(r, nil)
+	if _, err := g.Stop("event"); !errors.Is(err, ErrNoRun) {
+		t.Fatalf("Stop with no run = %v, want ErrNoRun", err)
+	}
+	ctx := context.Background()
+	if err := g.Start(ctx, runstatus.Request{Source: "mqtt"}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, r.started, "the run")
+	req, err := g.Stop("event")
+	if err != nil || req.Source != "mqtt" {
+		t.Fatalf("Stop = %+v, %v", req, err)
+	}
+	if err := receive(t, r.finished, "the stopped run"); !errors.Is(err, context.Canceled) || !errors.Is(err, ErrStopped) {
+		t.Fatalf("run ended with %v, want its context cancelled by ErrStopped", err)
+	}
+	if err := g.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(ctx, runstatus.Request{Source: "stdin"}); err != nil {
+		t.Fatalf("a run after a stop: %v", err)
+	}
+	receive(t, r.started, "the next run")
+	r.release <- struct{}{}
+	if err := receive(t, r.finished, "the next run to finish"); err != nil {
+		t.Fatalf("the run after a stop ended with %v", err)
 	}
 }
 
@@ -366,5 +411,99 @@ func TestServeWithHomeAssistant(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "tok\"") || strings.Contains(logs.String(), "=tok ") {
 		t.Error("token in logs")
+	}
+}
+
+// A run stopped from Home Assistant (gemini_supply_stop) and one stopped
+// from stdin (hassio.addon_stdin "stop") end as on SIGTERM — the run's
+// context is cancelled and it reports a cancelled, stopped run — while serve
+// goes on serving. A stop with no run going is a log line and nothing else.
+func TestStopFromHomeAssistantAndStdin(t *testing.T) {
+	f, err := fakeha.Start(fakeha.Options{Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	logs := &syncbuf.Buffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	dctx, dcancel := context.WithTimeout(context.Background(), testWait)
+	defer dcancel()
+	c, err := homeassistant.Dial(dctx, homeassistant.Options{URL: f.URL(), Token: config.Secret("tok"), Logger: logger,
+		BackoffBase: time.Millisecond, BackoffMax: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+
+	bus := &runstatus.Bus{}
+	runner := newFakeRunner(bus)
+	stdinR, stdinW := io.Pipe()
+	defer stdinW.Close()
+	var srv *Server
+	stop := func(ctx context.Context, source string) error { return srv.Stop(ctx, source) }
+	srv, err = New(Options{
+		Runner: runner, Logger: logger, Bus: bus,
+		Sources: []Source{
+			homeassistant.NewEventTrigger(c, logger).WithStop(stop),
+			NewStdinSource(stdinR, logger).WithStop(stop),
+		},
+		Subscribers: []Subscriber{homeassistant.NewEventSink(c, homeassistant.EventSinkOptions{Logger: logger})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, sigterm := context.WithCancel(context.Background())
+	defer sigterm()
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx) }()
+	eventually(t, "the trigger to subscribe to start and stop", func() bool {
+		return f.Subscriptions(homeassistant.EventStart) == 1 && f.Subscriptions(homeassistant.EventStop) == 1
+	})
+
+	// A stop with no run going: logged, nothing else happens.
+	f.FireEvent(homeassistant.EventStop, nil)
+	eventually(t, "the idle stop logged", func() bool { return strings.Contains(logs.String(), "no run is in progress") })
+
+	stopRun := func(how string, stop func()) {
+		t.Helper()
+		before := len(f.EventsOfType(homeassistant.EventRunFinished))
+		f.FireEvent(homeassistant.EventStart, nil)
+		receive(t, runner.started, "the run to stop "+how)
+		stop()
+		if err := receive(t, runner.finished, "the run stopped "+how); !errors.Is(err, ErrStopped) {
+			t.Fatalf("run stopped %s ended with %v, want its context cancelled with ErrStopped", how, err)
+		}
+		eventually(t, "run_finished after the stop "+how, func() bool {
+			return len(f.EventsOfType(homeassistant.EventRunFinished)) == before+1
+		})
+		fin := f.EventsOfType(homeassistant.EventRunFinished)[before]
+		if fin.Data["cancelled"] != true || fin.Data["stopped"] != true {
+			t.Errorf("run_finished after the stop %s = %v, want cancelled and stopped", how, fin.Data)
+		}
+		eventually(t, "the gate free again", func() bool { _, busy := srv.Busy(); return !busy })
+	}
+	stopRun("by the event", func() { f.FireEvent(homeassistant.EventStop, nil) })
+	stopRun("from stdin", func() {
+		if _, err := io.WriteString(stdinW, "stop\n"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n := strings.Count(logs.String(), "run stopped on request"); n != 2 {
+		t.Errorf("%d 'run stopped on request' log lines, want 2:\n%s", n, logs)
+	}
+	for _, src := range []string{"stopped_by=event", "stopped_by=stdin"} {
+		if !strings.Contains(logs.String(), src) {
+			t.Errorf("log lacks %s", src)
+		}
+	}
+
+	sigterm()
+	if err := receive(t, served, "serve to return"); err != nil {
+		t.Fatalf("serve.Run = %v", err)
+	}
+	select {
+	case r := <-runner.started:
+		t.Fatalf("a stop started a run: %+v", r)
+	default:
 	}
 }

@@ -27,12 +27,14 @@ const maxLine = 64 << 10
 //	{"command": "shop", "retry_tagged": true}            also shop #404/#failed items
 //	{"command": "shop", "concurrency": 2, "items": ["milk"]}
 //	{"command": "retry"}                                 same as retry_tagged
-//	"shop"  /  shop  /  retry                            a JSON string or a bare word
+//	{"command": "stop"}                                  stop the run in progress
+//	"shop"  /  shop  /  retry  /  stop                   a JSON string or a bare word
 //
 // Anything else is logged and ignored.
 type StdinSource struct {
-	in  io.Reader
-	log *slog.Logger
+	in   io.Reader
+	log  *slog.Logger
+	stop StopFunc
 }
 
 // NewStdinSource reads commands from in. To let Run stop reading when its
@@ -43,6 +45,13 @@ func NewStdinSource(in io.Reader, logger *slog.Logger) *StdinSource {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &StdinSource{in: in, log: logger.With("component", "serve.stdin")}
+}
+
+// WithStop makes the stop command call stop (Server.Stop). Without it, stop
+// is logged and ignored.
+func (s *StdinSource) WithStop(stop StopFunc) *StdinSource {
+	s.stop = stop
+	return s
 }
 
 // Run reads commands until ctx is done or the input ends (both return nil;
@@ -86,12 +95,18 @@ func (s *StdinSource) Run(ctx context.Context, start StartFunc) error {
 			}
 			return nil
 		case line := <-lines:
-			req, ok, err := ParseCommand(line)
+			cmd, ok, err := ParseCommand(line)
 			switch {
 			case err != nil:
 				s.log.Warn("ignored stdin input", "input", truncate(line, 200), "error", err)
+			case ok && cmd.Stop && s.stop == nil:
+				s.log.Warn("ignored the stop command: this instance cannot stop runs")
+			case ok && cmd.Stop:
+				if err := s.stop(ctx, "stdin"); err != nil && !errors.Is(err, ErrNoRun) {
+					s.log.Warn("could not stop the run from stdin", "error", err)
+				}
 			case ok:
-				if err := start(ctx, req); err != nil && !errors.Is(err, runstatus.ErrBusy) {
+				if err := start(ctx, cmd.Request); err != nil && !errors.Is(err, runstatus.ErrBusy) {
 					s.log.Warn("could not start a run from stdin", "error", err)
 				}
 			}
@@ -118,12 +133,23 @@ type command struct {
 	Items       []string `json:"items"`
 }
 
+// Command is one stdin command: stop the run in progress, or start one.
+type Command struct {
+	Stop    bool
+	Request runstatus.Request
+}
+
 // ParseCommand reads one stdin line. ok is false (and err nil) for a blank
 // line; err says why other input is not a command.
-func ParseCommand(line string) (req runstatus.Request, ok bool, err error) {
+func ParseCommand(line string) (cmd Command, ok bool, err error) {
+	req, stop, ok, err := parseCommand(line)
+	return Command{Stop: stop, Request: req}, ok, err
+}
+
+func parseCommand(line string) (req runstatus.Request, stop, ok bool, err error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
-		return req, false, nil
+		return req, false, false, nil
 	}
 	var c command
 	switch line[0] {
@@ -131,11 +157,11 @@ func ParseCommand(line string) (req runstatus.Request, ok bool, err error) {
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c); err != nil {
-			return req, false, fmt.Errorf("not a command object: %w (want {\"command\": \"shop\"})", err)
+			return req, false, false, fmt.Errorf("not a command object: %w (want {\"command\": \"shop\"})", err)
 		}
 	case '"':
 		if err := json.Unmarshal([]byte(line), &c.Command); err != nil {
-			return req, false, fmt.Errorf("not a JSON string: %w", err)
+			return req, false, false, fmt.Errorf("not a JSON string: %w", err)
 		}
 	default:
 		c.Command = line
@@ -145,15 +171,20 @@ func ParseCommand(line string) (req runstatus.Request, ok bool, err error) {
 	case "shop", "start":
 	case "retry":
 		req.RetryTagged = true
+	case "stop":
+		if c.RetryTagged != nil || c.Concurrency != nil || c.Items != nil {
+			return runstatus.Request{}, false, false, errors.New("stop takes no options")
+		}
+		return runstatus.Request{}, true, true, nil
 	default:
-		return runstatus.Request{}, false, fmt.Errorf("unknown command %q (known: shop, retry)", c.Command)
+		return runstatus.Request{}, false, false, fmt.Errorf("unknown command %q (known: shop, retry, stop)", c.Command)
 	}
 	if c.RetryTagged != nil {
 		req.RetryTagged = req.RetryTagged || *c.RetryTagged
 	}
 	if c.Concurrency != nil {
 		if *c.Concurrency < 1 || *c.Concurrency > MaxConcurrency {
-			return runstatus.Request{}, false, fmt.Errorf("concurrency %d is not between 1 and %d", *c.Concurrency, MaxConcurrency)
+			return runstatus.Request{}, false, false, fmt.Errorf("concurrency %d is not between 1 and %d", *c.Concurrency, MaxConcurrency)
 		}
 		req.Concurrency = *c.Concurrency
 	}
@@ -162,7 +193,7 @@ func ParseCommand(line string) (req runstatus.Request, ok bool, err error) {
 			req.Items = append(req.Items, it)
 		}
 	}
-	return req, true, nil
+	return req, false, true, nil
 }
 
 func truncate(s string, n int) string {

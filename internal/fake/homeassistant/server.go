@@ -18,6 +18,16 @@
 // connection, drop a connection before or after applying a service call,
 // refuse connections, change the accepted token.
 //
+// It restarts the way Home Assistant does (Down, Boot, FinishStartup, or the
+// Restart faults on a service call): every connection drops, connections are
+// refused while it is down, then accepted while the core state (get_config
+// "state") is STARTING and the todo entities are not loaded yet — get_states
+// shows them "unavailable" (restored), todo/item/list answers not_found, and
+// a todo service call on them answers success and changes nothing, as Home
+// Assistant only logs that the referenced entities are missing — and finally
+// RUNNING with the entities loaded and homeassistant_started fired. The
+// lists' items survive the restart (Home Assistant stores them).
+//
 // Endpoints on http://127.0.0.1:PORT:
 //
 //	/api/websocket   Home Assistant's own websocket (long-lived access token)
@@ -139,7 +149,25 @@ const (
 	// FaultDropAfterApply applies the call, then drops the connection
 	// before the result is sent: the client cannot know it happened.
 	FaultDropAfterApply
+	// FaultRestartBeforeApply takes Home Assistant down (Down) without
+	// applying the call: the connection drops and new ones are refused until
+	// the test calls Boot.
+	FaultRestartBeforeApply
+	// FaultRestartAfterApply applies the call, then takes Home Assistant
+	// down before the result is sent.
+	FaultRestartAfterApply
 )
+
+// Core states of Home Assistant (CoreState), as get_config reports them.
+const (
+	CoreNotRunning = "NOT_RUNNING"
+	CoreStarting   = "STARTING"
+	CoreRunning    = "RUNNING"
+	CoreStopping   = "STOPPING"
+)
+
+// EventHomeAssistantStarted is fired when the core state becomes RUNNING.
+const EventHomeAssistantStarted = "homeassistant_started"
 
 type entityState struct {
 	EntityID    string         `json:"entity_id"`
@@ -184,6 +212,12 @@ type Server struct {
 	uidSeq          int
 	wg              sync.WaitGroup
 	closed          bool
+
+	// restart model
+	down           bool   // refusing connections (Home Assistant stopped)
+	coreState      string // get_config "state"
+	entitiesLoaded bool   // the todo entities are set up
+	restarts       int
 }
 
 // Start starts a fake on 127.0.0.1 with an empty state machine. Close it when done.
@@ -199,6 +233,8 @@ func Start(opts Options) (*Server, error) {
 		lists:           map[string]*todoList{},
 		notifications:   map[string]Notification{},
 		conns:           map[*conn]struct{}{},
+		coreState:       CoreRunning,
+		entitiesLoaded:  true,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/websocket", func(w http.ResponseWriter, r *http.Request) { s.serveWS(w, r, false) })
@@ -266,6 +302,43 @@ func (s *Server) AddTodoItem(entityID, summary string) (string, error) {
 	l.items = append(l.items, it)
 	s.refreshTodoStateLocked(entityID)
 	return it.UID, nil
+}
+
+// EditTodoItem changes the item with uid as a person would in the UI (rename
+// it, check it off, edit its description).
+func (s *Server) EditTodoItem(entityID, uid string, edit func(*TodoItem)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.lists[entityID]
+	if !ok {
+		return fmt.Errorf("fake home assistant: no todo entity %s", entityID)
+	}
+	for _, it := range l.items {
+		if it.UID == uid {
+			edit(it)
+			s.refreshTodoStateLocked(entityID)
+			return nil
+		}
+	}
+	return fmt.Errorf("fake home assistant: no item %s in %s", uid, entityID)
+}
+
+// RemoveTodoItem deletes the item with uid as a person would in the UI.
+func (s *Server) RemoveTodoItem(entityID, uid string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.lists[entityID]
+	if !ok {
+		return fmt.Errorf("fake home assistant: no todo entity %s", entityID)
+	}
+	for i, it := range l.items {
+		if it.UID == uid {
+			l.items = append(l.items[:i], l.items[i+1:]...)
+			s.refreshTodoStateLocked(entityID)
+			return nil
+		}
+	}
+	return fmt.Errorf("fake home assistant: no item %s in %s", uid, entityID)
 }
 
 // TodoItems returns a copy of a todo entity's items in list order.
@@ -495,6 +568,100 @@ func (s *Server) PingClients(ctx context.Context) error {
 	return nil
 }
 
+// ---- restarts ----
+
+// Down stops Home Assistant: every connection drops at once and new ones are
+// refused (503, as the Supervisor's proxy answers) until Boot. The core state
+// is NOT_RUNNING and the todo entities are unloaded; their items are kept.
+func (s *Server) Down() {
+	s.mu.Lock()
+	s.down = true
+	s.restarts++
+	s.coreState = CoreNotRunning
+	s.entitiesLoaded = false
+	for eid := range s.lists {
+		s.refreshTodoStateLocked(eid)
+	}
+	s.mu.Unlock()
+	s.DropAll()
+}
+
+// Boot starts Home Assistant again after Down: connections are accepted, the
+// core state is STARTING and the todo entities are not loaded yet (see the
+// package doc) until FinishStartup.
+func (s *Server) Boot() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = false
+	s.coreState = CoreStarting
+	s.fireLocked("homeassistant_start", nil, nil, nil)
+}
+
+// FinishStartup loads the todo entities, makes the core state RUNNING and
+// fires homeassistant_started.
+func (s *Server) FinishStartup() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = false
+	s.entitiesLoaded = true
+	for eid := range s.lists {
+		s.refreshTodoStateLocked(eid)
+	}
+	s.coreState = CoreRunning
+	s.fireLocked(EventHomeAssistantStarted, nil, nil, nil)
+}
+
+// SetEntitiesLoaded loads or unloads the todo entities without changing the
+// core state (an integration still setting up after startup, or reloaded).
+func (s *Server) SetEntitiesLoaded(loaded bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entitiesLoaded = loaded
+	for eid := range s.lists {
+		s.refreshTodoStateLocked(eid)
+	}
+}
+
+// CoreState is the core state get_config reports ("" while down: nothing answers).
+func (s *Server) CoreState() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down {
+		return ""
+	}
+	return s.coreState
+}
+
+// Restarts is how many times Home Assistant went down (Down or a Restart fault).
+func (s *Server) Restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// AppliedUpdates is how many todo service calls changed the item with uid
+// (an update applied twice counts twice; one that changed nothing, not at all).
+func (s *Server) AppliedUpdates(uid string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		if c.Domain == "todo" && c.Changed && c.Data["item"] == uid {
+			n++
+		}
+	}
+	return n
+}
+
+// list returns the loaded todo list eid (nil when it does not exist or is
+// not loaded yet). s.mu must be held.
+func (s *Server) listLocked(eid string) *todoList {
+	if !s.entitiesLoaded {
+		return nil
+	}
+	return s.lists[eid]
+}
+
 // ---- Supervisor HTTP API ----
 
 func (s *Server) serveMQTT(w http.ResponseWriter, r *http.Request) {
@@ -563,7 +730,7 @@ func (c *conn) enqueue(batch []any) {
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, supervisor bool) {
 	s.mu.Lock()
-	refuse := s.refuse || s.closed
+	refuse := s.refuse || s.down || s.closed
 	s.mu.Unlock()
 	if refuse {
 		http.Error(w, "503: Service Unavailable", http.StatusServiceUnavailable)
@@ -778,6 +945,16 @@ func (c *conn) handle(m map[string]any) bool {
 		}
 		s.mu.Unlock()
 		c.enqueue([]any{resultMessage(id, nil)})
+	case "get_config":
+		s.mu.Lock()
+		cfg := map[string]any{
+			"location_name": "Home", "time_zone": "America/Toronto", "version": Version,
+			"state": s.coreState, "components": []string{"todo", "persistent_notification", "websocket_api"},
+			"unit_system": map[string]any{"length": "km", "temperature": "°C"}, "currency": "CAD",
+			"recovery_mode": false, "safe_mode": false,
+		}
+		s.mu.Unlock()
+		c.enqueue([]any{resultMessage(id, cfg)})
 	case "get_states":
 		s.mu.Lock()
 		ids := make([]string, 0, len(s.states))
@@ -838,7 +1015,8 @@ func (c *conn) handle(m map[string]any) bool {
 	case "todo/item/list":
 		eid, _ := m["entity_id"].(string)
 		s.mu.Lock()
-		l, found := s.lists[eid]
+		l := s.listLocked(eid)
+		found := l != nil
 		var items []any
 		if found {
 			for _, it := range l.items {
@@ -888,11 +1066,16 @@ func (c *conn) callService(id int64, m map[string]any) bool {
 	if hook != nil {
 		fault = hook(call)
 	}
-	if fault == FaultDropBeforeApply {
+	switch fault {
+	case FaultDropBeforeApply, FaultRestartBeforeApply:
 		s.mu.Lock()
 		s.calls = append(s.calls, call)
 		s.mu.Unlock()
-		s.dropConn(c)
+		if fault == FaultRestartBeforeApply {
+			s.Down()
+		} else {
+			s.dropConn(c)
+		}
 		return false
 	}
 
@@ -904,12 +1087,21 @@ func (c *conn) callService(id int64, m map[string]any) bool {
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 
-	if fault == FaultDropAfterApply {
+	switch fault {
+	case FaultDropAfterApply:
 		s.dropConn(c)
+		return false
+	case FaultRestartAfterApply:
+		s.Down()
 		return false
 	}
 	if svcErr != nil {
-		c.enqueue([]any{errorMessage(id, svcErr.code, svcErr.message)})
+		msg := errorMessage(id, svcErr.code, svcErr.message)
+		if svcErr.translationKey != "" {
+			e := msg["error"].(map[string]any)
+			e["translation_key"], e["translation_domain"] = svcErr.translationKey, "todo"
+		}
+		c.enqueue([]any{msg})
 		return true
 	}
 	result := map[string]any{"context": newContext()}
@@ -920,10 +1112,18 @@ func (c *conn) callService(id int64, m map[string]any) bool {
 	return true
 }
 
-type serviceError struct{ code, message string }
+type serviceError struct{ code, message, translationKey string }
 
 func validationError(msg string) *serviceError {
 	return &serviceError{code: "service_validation_error", message: "Validation error: " + msg}
+}
+
+// itemNotFound is the todo integration's ServiceValidationError for an item
+// that is not on the list (translation key item_not_found).
+func itemNotFound(ref string) *serviceError {
+	e := validationError("Unable to find to-do list item: " + ref)
+	e.translationKey = "item_not_found"
+	return e
 }
 
 // applyServiceLocked runs a service call; it sets call.Applied/Changed.
@@ -949,12 +1149,14 @@ func (s *Server) applyServiceLocked(call *ServiceCall) (any, *serviceError) {
 	if len(call.EntityIDs) == 0 {
 		return nil, &serviceError{code: "invalid_format", message: "Entity ID is required (target entity_id)"}
 	}
-	// todo entity services: entities that do not exist are skipped, as Home
-	// Assistant does (it only logs a warning).
+	// todo entity services: entities that do not exist, or are not loaded
+	// yet while Home Assistant starts, are skipped, as Home Assistant does
+	// (it only logs "Referenced entities … are missing or not currently
+	// available") — and the call still answers success.
 	response := map[string]any{}
 	for _, eid := range call.EntityIDs {
-		l, ok := s.lists[eid]
-		if !ok {
+		l := s.listLocked(eid)
+		if l == nil {
 			continue
 		}
 		r, err := s.todoServiceLocked(eid, l, call)
@@ -1057,7 +1259,7 @@ func (s *Server) todoServiceLocked(eid string, l *todoList, call *ServiceCall) (
 		}
 		it := find(ref)
 		if it == nil {
-			return nil, validationError("Unable to find to-do list item: " + ref)
+			return nil, itemNotFound(ref)
 		}
 		before := *it
 		if r, ok := call.Data["rename"].(string); ok && strings.TrimSpace(r) != "" {
@@ -1078,7 +1280,7 @@ func (s *Server) todoServiceLocked(eid string, l *todoList, call *ServiceCall) (
 		for _, ref := range stringList(call.Data["item"]) {
 			it := find(ref)
 			if it == nil {
-				return nil, validationError("Unable to find to-do list item: " + ref)
+				return nil, itemNotFound(ref)
 			}
 			for i, x := range l.items {
 				if x == it {
@@ -1155,6 +1357,13 @@ func (s *Server) refreshTodoStateLocked(entityID string) {
 		if it.Status == todoStatusNeedsAction {
 			open++
 		}
+	}
+	if !s.entitiesLoaded {
+		// Restored from the entity registry until the integration loads it.
+		s.setStateLocked(entityID, "unavailable", map[string]any{
+			"friendly_name": l.name, "supported_features": l.features, "restored": true,
+		})
+		return
 	}
 	s.setStateLocked(entityID, fmt.Sprint(open), map[string]any{
 		"friendly_name":      l.name,

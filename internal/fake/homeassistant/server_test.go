@@ -171,3 +171,61 @@ func TestEventsAndCoalescing(t *testing.T) {
 		t.Fatalf("recorded events = %d", got)
 	}
 }
+
+// A restart as Home Assistant does it, on the wire: the connection drops,
+// connections are refused while down, then accepted while STARTING with the
+// todo entity not loaded — its state restored as unavailable, todo/item/list
+// not_found, todo.update_item answered success without effect — and then
+// RUNNING with homeassistant_started fired and the items kept.
+func TestRestartSemantics(t *testing.T) {
+	s := start(t, Options{Token: "good"})
+	s.AddTodoList("todo.shopping_list", "Shopping List", ShoppingListFeatures, TodoItem{UID: "a", Summary: "milk"})
+	ws := authed(t, s, "/api/websocket", "good")
+	send(t, ws, `{"id":1,"type":"get_config"}`)
+	if m := read(t, ws); m["result"].(map[string]any)["state"] != CoreRunning {
+		t.Fatalf("get_config = %v", m)
+	}
+
+	s.Down()
+	if _, _, err := ws.ReadMessage(); err == nil {
+		t.Fatal("the connection survived Down")
+	}
+	if _, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.URL(), "http")+"/api/websocket", nil); err == nil || resp == nil || resp.StatusCode != 503 {
+		t.Fatalf("dial while down: err %v, response %v; want 503", err, resp)
+	}
+
+	s.Boot()
+	ws = authed(t, s, "/api/websocket", "good")
+	steps := []struct{ send, want string }{
+		{`{"id":1,"type":"get_config"}`, `"state":"STARTING"`},
+		{`{"id":2,"type":"get_states"}`, `"state":"unavailable"`},
+		{`{"id":3,"type":"todo/item/list","entity_id":"todo.shopping_list"}`, `"code":"not_found"`},
+		{`{"id":4,"type":"call_service","domain":"todo","service":"update_item","target":{"entity_id":"todo.shopping_list"},"service_data":{"item":"a","status":"completed"}}`, `"success":true`},
+		{`{"id":5,"type":"subscribe_events","event_type":"homeassistant_started"}`, `"success":true`},
+	}
+	for _, st := range steps {
+		send(t, ws, st.send)
+		_, raw, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), st.want) {
+			t.Fatalf("sent %s while starting\n got %s\n want %s", st.send, raw, st.want)
+		}
+	}
+	if calls := s.Calls(); len(calls) != 1 || calls[0].Changed || calls[0].Error != "" {
+		t.Fatalf("the update while starting: %+v, want accepted without effect", calls)
+	}
+
+	s.FinishStartup()
+	if m := read(t, ws); m["type"] != "event" || m["event"].(map[string]any)["event_type"] != EventHomeAssistantStarted {
+		t.Fatalf("after FinishStartup got %v, want homeassistant_started", m)
+	}
+	send(t, ws, `{"id":6,"type":"todo/item/list","entity_id":"todo.shopping_list"}`)
+	if _, raw, _ := ws.ReadMessage(); !strings.Contains(string(raw), `"status":"needs_action","summary":"milk"`) {
+		t.Fatalf("list after the restart = %s", raw)
+	}
+	if s.CoreState() != CoreRunning || s.Restarts() != 1 {
+		t.Fatalf("state %q, restarts %d", s.CoreState(), s.Restarts())
+	}
+}
