@@ -82,6 +82,17 @@ func (r *run) listUpdated(id, name, update string, err error) {
 	case err == nil:
 	case errors.Is(err, shoppinglist.ErrItemGone):
 		r.log.Info("item removed from the list during the run; its result is reported, the list is not updated", "item", name, "update", update)
+	case errors.Is(err, shoppinglist.ErrUpdatePending):
+		// Queued by the provider: it lands when the list is reachable again;
+		// flushPending asks what became of it before the summary.
+		r.log.Warn("a list update is queued until the list is reachable again", "item", name, "update", update, "err", err)
+		r.mu.Lock()
+		if r.pending == nil {
+			r.pending = make(map[string]report.UnappliedUpdate)
+		}
+		r.pending[id] = report.UnappliedUpdate{ItemID: id, ItemName: name, Update: update}
+		r.mu.Unlock()
+		return
 	default:
 		r.log.Warn("a list update could not be applied", "item", name, "update", update, "err", err)
 		r.mu.Lock()
@@ -94,6 +105,42 @@ func (r *run) listUpdated(id, name, update string, err error) {
 			ji.ListUpdated = true
 		}
 	})
+}
+
+// flushPending asks a provider that queues updates (shoppinglist.Flusher) to
+// apply them now, before the summary: a queued update that landed counts as
+// applied, one that did not is an unapplied update with the provider's
+// reason, and one whose item a person deleted meanwhile is their decision.
+func (r *run) flushPending(ctx context.Context) {
+	f, ok := r.cfg.Provider.(shoppinglist.Flusher)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	pending := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	failed := f.Flush(ctx)
+	for id, u := range pending {
+		err, bad := failed[id]
+		switch {
+		case !bad:
+			r.listUpdated(id, u.ItemName, u.Update, nil)
+		case errors.Is(err, shoppinglist.ErrItemGone):
+			r.listUpdated(id, u.ItemName, u.Update, err)
+		default:
+			r.log.Warn("a queued list update could not be applied before the run ended", "item", u.ItemName, "update", u.Update, "err", err)
+			u.Reason = err.Error()
+			r.mu.Lock()
+			r.unapplied = append(r.unapplied, u)
+			r.mu.Unlock()
+		}
+	}
+	for id, err := range failed {
+		if _, ours := pending[id]; !ours && !errors.Is(err, shoppinglist.ErrItemGone) {
+			r.log.Warn("a queued list update could not be applied", "item", id, "err", err)
+		}
+	}
 }
 
 func (r *run) unappliedUpdates() []report.UnappliedUpdate {

@@ -304,3 +304,55 @@ func TestPersonEditsTheYAMLListDuringARun(t *testing.T) {
 		t.Errorf("the person's comment was lost:\n%s", b)
 	}
 }
+
+// queueing is a list that queues updates it cannot apply now (as the Home
+// Assistant provider does while Home Assistant restarts) and says at Flush
+// which of them still did not land.
+type queueing struct {
+	*fakeProvider
+	flushed  atomic.Int32
+	stillOut map[string]error
+}
+
+func (q *queueing) Flush(context.Context) map[string]error {
+	q.flushed.Add(1)
+	return q.stillOut
+}
+
+// TestQueuedUpdatesAreFlushedBeforeTheSummary: an update the provider queued
+// (ErrUpdatePending) is not a failure by itself; the run flushes the queue
+// before the summary and reports only what still did not land, with the
+// provider's reason; a queued update whose item a person deleted is their
+// decision, not a failure.
+func TestQueuedUpdatesAreFlushedBeforeTheSummary(t *testing.T) {
+	p := newFakeProvider("apples", "bread", "cheese")
+	pending := fmt.Errorf("mark completed: %w", shoppinglist.ErrUpdatePending)
+	p.markErr = map[string]error{"id1": pending, "id2": pending, "id3": pending}
+	q := &queueing{fakeProvider: p, stillOut: map[string]error{
+		"id2": errors.New("Home Assistant is still starting"),
+		"id3": fmt.Errorf("deleted: %w", shoppinglist.ErrItemGone),
+	}}
+	a := newFakeAgent(map[string]behaviour{"apples": added("Apples", "$1"), "bread": added("Bread", "$2"), "cheese": added("Cheese", "$3")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.Provider = q
+	cfg.Cart = &fakeCartReader{}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.flushed.Load() == 0 {
+		t.Fatal("the queue was never flushed")
+	}
+	u := res.Summary.UnappliedUpdates
+	if len(u) != 1 || u[0].ItemName != "bread" || u[0].Update != UpdateCompleted || !strings.Contains(u[0].Reason, "still starting") {
+		t.Fatalf("unapplied = %+v, want only bread with the provider's reason", u)
+	}
+	rec, _ := ReadJournal(res.JournalPath)
+	got := map[string]bool{}
+	for _, ji := range rec.Items {
+		got[ji.Name] = ji.ListUpdated
+	}
+	if !got["apples"] || got["bread"] || !got["cheese"] {
+		t.Errorf("journal list_updated = %v; want apples and cheese true (landed / deleted by a person), bread false", got)
+	}
+}

@@ -86,6 +86,9 @@ type run struct {
 	warnings []string
 	// unapplied are the list updates that could not be applied.
 	unapplied []report.UnappliedUpdate
+	// pending are the list updates a provider queued (ErrUpdatePending),
+	// by item ID, until flushPending learns what became of them.
+	pending map[string]report.UnappliedUpdate
 	// fromCart are the items a killed run had put in the cart, completed
 	// from the cart before this run read it (the review leaves them out).
 	fromCart map[string]bool
@@ -565,6 +568,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		r.mu.Unlock()
 	}
 
+	r.flushPending(fctx)
 	sum := report.Summary{
 		RunID:      r.id,
 		StartedAt:  r.started,
