@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,8 +52,7 @@ func Run(ctx context.Context, cfg Config, goal string, c Computer, tools []Tool)
 		res = r.loop(goal)
 	}
 	res.Turns = r.turns
-	r.usage.CostUSD = float64(r.usage.PromptTokens)*cfg.InputPricePerMTok/1e6 +
-		float64(r.usage.OutputTokens)*cfg.OutputPricePerMTok/1e6
+	r.usage = Cost(r.usage, cfg.Model, cfg.InputPricePerMTok, cfg.OutputPricePerMTok, time.Now())
 	res.Usage = r.usage
 	res.Duration = time.Since(start)
 	r.trace.result(res)
@@ -110,16 +110,58 @@ func (r *run) setup(tools []Tool) error {
 		r.tools[t.Name] = t
 		decls = append(decls, &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
-	gtools := []*genai.Tool{{ComputerUse: &genai.ComputerUse{
+	cu := &genai.ComputerUse{
 		Environment:                 genai.EnvironmentBrowser,
 		ExcludedPredefinedFunctions: r.cfg.ExcludedFunctions,
-	}}}
+	}
+	if r.promptInjectionDetection() {
+		on := true
+		cu.EnablePromptInjectionDetection = &on
+	}
+	gtools := []*genai.Tool{{ComputerUse: cu}}
 	if len(decls) > 0 {
 		gtools = append(gtools, &genai.Tool{FunctionDeclarations: decls})
 	}
 	r.genCfg = &genai.GenerateContentConfig{Tools: gtools}
+	if err := r.costControls(); err != nil {
+		return err
+	}
 	if r.cfg.SystemInstruction != "" {
 		r.genCfg.SystemInstruction = genai.NewContentFromText(r.cfg.SystemInstruction, genai.RoleUser)
+	}
+	return nil
+}
+
+// promptInjectionDetection: the configured choice, else on where the model
+// table documents the flag.
+func (r *run) promptInjectionDetection() bool {
+	if r.cfg.PromptInjectionDetection != nil {
+		return *r.cfg.PromptInjectionDetection
+	}
+	return modelSupports(r.cfg.Model, func(m ModelInfo) bool { return m.PromptInjectionDetection })
+}
+
+// costControls sets thinking_level and media_resolution as the REST API
+// expects them: generationConfig.thinkingConfig.thinkingLevel ("LOW") and
+// generationConfig.mediaResolution ("MEDIA_RESOLUTION_LOW", for every image
+// of the request, screenshots in function responses included).
+func (r *run) costControls() error {
+	if lvl := strings.ToLower(strings.TrimSpace(r.cfg.ThinkingLevel)); lvl != "" {
+		if !slices.Contains(ThinkingLevels, lvl) {
+			return fmt.Errorf("agent: thinking level %q: want one of %v", r.cfg.ThinkingLevel, ThinkingLevels)
+		}
+		m, known := LookupModel(r.cfg.Model)
+		if known && !slices.Contains(m.ThinkingLevels, lvl) {
+			r.log.Warn("the model does not take this thinking level; using the model's default", "model", r.cfg.Model, "thinking_level", lvl)
+		} else {
+			r.genCfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevel(strings.ToUpper(lvl))}
+		}
+	}
+	if res := strings.ToLower(strings.TrimSpace(r.cfg.MediaResolution)); res != "" {
+		if !slices.Contains(MediaResolutions, res) {
+			return fmt.Errorf("agent: media resolution %q: want one of %v", r.cfg.MediaResolution, MediaResolutions)
+		}
+		r.genCfg.MediaResolution = genai.MediaResolution("MEDIA_RESOLUTION_" + strings.ToUpper(res))
 	}
 	return nil
 }
@@ -284,7 +326,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *traceTurn) (*genai.Conten
 		started := time.Now()
 		args, safety := splitSafety(fc.Args)
 		sigArgs, _ := json.Marshal(args)
-		fmt.Fprintf(&sig, "%s%s;", fc.Name, sigArgs)
+		sig.WriteString(signature(fc.Name, args))
 		desc := fc.Name + " " + string(sigArgs)
 
 		acknowledged := false
@@ -449,6 +491,32 @@ func splitSafety(args map[string]any) (map[string]any, safetyDecision) {
 
 // --- loop detection ------------------------------------------------------------
 
+// actionArgs are the arguments that change what a predefined action does.
+// Anything else a model sends with an action (the newer models' "intent",
+// any explanation in free text) is wording, and left out of the repetition
+// signature: a stuck model that rephrases is still stuck.
+var actionArgs = []string{
+	"x", "y", "destination_x", "destination_y", "text", "press_enter", "clear_before_typing",
+	"keys", "key", "direction", "magnitude", "url", "button", "seconds",
+}
+
+// signature is one call's part of a turn's repetition signature: the name
+// and, for predefined actions, only the arguments in actionArgs (custom tools
+// keep all their arguments: they are the tool's meaning).
+func signature(name string, args map[string]any) string {
+	if predefined[name] != nil {
+		kept := make(map[string]any, len(args))
+		for _, k := range actionArgs {
+			if v, ok := args[k]; ok {
+				kept[k] = v
+			}
+		}
+		args = kept
+	}
+	b, _ := json.Marshal(args) // map keys are sorted: a stable signature
+	return name + string(b) + ";"
+}
+
 type repeatState struct {
 	sig    string
 	screen [32]byte
@@ -506,6 +574,7 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 	defer func() { tt.ModelMillis = time.Since(started).Milliseconds() }()
 	tries := len(r.cfg.Backoff) + 1
 	var lastErr error
+	quotaWaits := 0
 	for attempt := 1; attempt <= tries; attempt++ {
 		if attempt > 1 {
 			wait := r.cfg.Backoff[attempt-2]
@@ -517,11 +586,23 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 				return nil, res
 			}
 		}
-		tt.Attempts = attempt
+		tt.Attempts = attempt + quotaWaits
 		resp, err := r.generate()
 		if err != nil {
 			if res := r.interrupted(err); res != nil {
 				return nil, res
+			}
+			if isQuota(err) && quotaWaits < maxQuotaWaits {
+				// The quota is exhausted for every tab, not just this one:
+				// pause them all for the advised wait. Waiting out the quota
+				// is not a failed try; the time budget bounds it.
+				quotaWaits++
+				if res := r.waitQuota(err, quotaWaits); res != nil {
+					return nil, res
+				}
+				lastErr = err
+				attempt--
+				continue
 			}
 			if !retryable(err) {
 				return nil, r.fail(ReasonModelError, fmt.Errorf("model call failed: %w", err))
@@ -547,6 +628,40 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 		return resp, nil
 	}
 	return nil, r.fail(ReasonModelError, fmt.Errorf("model call failed %d times: %w", tries, lastErr))
+}
+
+// maxQuotaWaits bounds the 429s one model call waits out.
+const maxQuotaWaits = 30
+
+// waitQuota waits after the n-th 429 of a call: the server's RetryInfo
+// delay, else the backoff doubling from its first step (capped at
+// maxRetryAfter). A Limiter that can pause pauses every caller for it, and
+// this call then waits in Acquire like the others.
+func (r *run) waitQuota(err error, n int) *Result {
+	wait := retryAfter(err)
+	if wait <= 0 {
+		wait = time.Second
+		if len(r.cfg.Backoff) > 0 && r.cfg.Backoff[0] > 0 {
+			wait = r.cfg.Backoff[0]
+		}
+		for i := 1; i < n && wait < maxRetryAfter; i++ {
+			wait *= 2
+		}
+	}
+	wait = min(wait, maxRetryAfter)
+	if p, ok := r.cfg.Limiter.(pauser); ok {
+		r.log.Info("model quota exhausted (429): pausing every tab", "wait", wait, "err", err)
+		p.Pause(wait)
+		return nil
+	}
+	r.log.Info("model quota exhausted (429): waiting", "wait", wait, "err", err)
+	return r.sleep(wait)
+}
+
+// isQuota reports a 429 RESOURCE_EXHAUSTED answer.
+func isQuota(err error) bool {
+	var apiErr genai.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == 429
 }
 
 func hasFunctionCall(c *genai.Content) bool {
@@ -585,6 +700,7 @@ func (r *run) addUsage(m *genai.GenerateContentResponseUsageMetadata) {
 	}
 	p := int64(m.PromptTokenCount) + int64(m.ToolUsePromptTokenCount)
 	o := int64(m.CandidatesTokenCount) + int64(m.ThoughtsTokenCount)
+	r.usage.ThoughtTokens += int64(m.ThoughtsTokenCount)
 	t := int64(m.TotalTokenCount)
 	if t == 0 {
 		t = p + o
