@@ -109,10 +109,11 @@ type Config struct {
 	// check on (nil: on for the models whose table entry documents it).
 	PromptInjectionDetection *bool
 
-	// Prices in USD per million tokens (output including thinking), for
-	// Usage.CostUSD. Zero: the model table's price for today; a model
-	// without one leaves the cost unknown (Usage.CostUnknown).
-	InputPricePerMTok, OutputPricePerMTok float64
+	// Price overrides the model table's price for Usage.CostUSD (USD per
+	// million tokens, output including thinking). nil: the table's price
+	// for today; a model without one leaves the cost unknown
+	// (Usage.CostUnknown). &Price{} is free.
+	Price *Price
 
 	// Confirmer answers safety confirmations; nil denies them all.
 	Confirmer Confirmer
@@ -195,19 +196,20 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
-// Cost prices a usage for model on day now: the given prices when either is
-// set, else the model table's; unknown when neither exists.
-func Cost(u Usage, model string, inPerMTok, outPerMTok float64, now time.Time) Usage {
-	if inPerMTok == 0 && outPerMTok == 0 {
+// Cost prices a usage for model on day now: at price when given, else at
+// the model table's price; unknown (CostUnknown, CostUSD 0) when neither
+// exists. OutputTokens include thinking, billed as output.
+func Cost(u Usage, model string, price *Price, now time.Time) Usage {
+	if price == nil {
 		m, _ := LookupModel(model)
 		p, ok := m.PriceAt(now)
 		if !ok {
 			u.CostUSD, u.CostUnknown = 0, true
 			return u
 		}
-		inPerMTok, outPerMTok = p.Input, p.Output
+		price = &p
 	}
-	u.CostUSD = float64(u.PromptTokens)*inPerMTok/1e6 + float64(u.OutputTokens)*outPerMTok/1e6
+	u.CostUSD = float64(u.PromptTokens)*price.Input/1e6 + float64(u.OutputTokens)*price.Output/1e6
 	u.CostUnknown = false
 	return u
 }

@@ -576,7 +576,7 @@ func TestRunSumsUsage(t *testing.T) {
 	})
 	h.srv.Inject(gemini.FaultMalformed) // a malformed reply costs tokens too
 	cfg := h.config()
-	cfg.InputPricePerMTok, cfg.OutputPricePerMTok = 0.5, 4
+	cfg.Price = &agent.Price{Input: 0.5, Output: 4}
 	res := agent.Run(context.Background(), cfg, "goal", newFakeComputer(), []agent.Tool{reportTool()})
 	if !res.OK() {
 		t.Fatalf("run = %s", res.FailureText())

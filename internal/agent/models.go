@@ -157,7 +157,7 @@ func ModelWarning(model string, now time.Time) string {
 	m, ok := LookupModel(model)
 	switch {
 	case !ok:
-		return fmt.Sprintf("model %q is not in the model table: it is used as asked, but its action vocabulary is guessed and its cost is unknown (set gemini_input_price_per_mtok and gemini_output_price_per_mtok); the default is %s", model, DefaultModel)
+		return fmt.Sprintf("model %q is not in the model table: it is used as asked, but its action vocabulary is guessed and its cost is unknown unless prices are configured; the default is %s", model, DefaultModel)
 	case m.Retired(now):
 		return fmt.Sprintf("model %s was shut down on %s (%s): calls will fail; use %s", model, m.Retires.Format(time.DateOnly), m.RetireSource, DefaultModel)
 	case !m.Retires.IsZero() && m.Retires.Sub(now) < SoonWindow:

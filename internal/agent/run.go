@@ -52,7 +52,7 @@ func Run(ctx context.Context, cfg Config, goal string, c Computer, tools []Tool)
 		res = r.loop(goal)
 	}
 	res.Turns = r.turns
-	r.usage = Cost(r.usage, cfg.Model, cfg.InputPricePerMTok, cfg.OutputPricePerMTok, time.Now())
+	r.usage = Cost(r.usage, cfg.Model, cfg.Price, time.Now())
 	res.Usage = r.usage
 	res.Duration = time.Since(start)
 	r.trace.result(res)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -42,11 +43,42 @@ func TestNewRunnerChecks(t *testing.T) {
 }
 
 func TestReviewModel(t *testing.T) {
-	if got := ReviewModel("gemini-2.5-computer-use-preview-10-2025"); got != DefaultReviewModel {
-		t.Errorf("computer use model reviewed by %s", got)
+	before := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	after := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) // gemini-2.5-flash's shutdown day
+	tests := []struct {
+		name, agentModel, configured string
+		now                          time.Time
+		want                         string
+		warns                        bool
+	}{
+		{"the agent's model by default", "gemini-3.8-flash", "", before, "gemini-3.8-flash", false},
+		{"an older agent model reads too", "gemini-3.6-flash", "", before, "gemini-3.6-flash", false},
+		{"configured wins", "gemini-3.8-flash", "gemini-3.7-flash", before, "gemini-3.7-flash", false},
+		{"a Computer-Use-only agent model cannot read", "gemini-2.5-computer-use-preview-10-2025", "", before, agent.DefaultModel, false},
+		{"a configured model that cannot read is replaced", "gemini-3.8-flash", "gemini-2.5-computer-use-preview-10-2025", before, agent.DefaultModel, true},
+		{"before its shutdown a retiring model is kept", "gemini-3.8-flash", "gemini-2.5-flash", before, "gemini-2.5-flash", false},
+		{"never a retired one", "gemini-3.8-flash", "gemini-2.5-flash", after, agent.DefaultModel, true},
+		{"an unknown configured model is used, with a warning", "gemini-3.8-flash", "gemini-9-flash", before, "gemini-9-flash", true},
+		{"an unknown agent model reads as given", "gemini-9-flash", "", before, "gemini-9-flash", false},
 	}
-	if got := ReviewModel("gemini-3-flash-preview"); got != "gemini-3-flash-preview" {
-		t.Errorf("general model reviewed by %s", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, warn := ReviewModel(tc.agentModel, tc.configured, tc.now)
+			if got != tc.want || (warn != "") != tc.warns {
+				t.Errorf("ReviewModel(%q, %q) = %q, warning %q; want %q, warning %v", tc.agentModel, tc.configured, got, warn, tc.want, tc.warns)
+			}
+		})
+	}
+}
+
+// TestDefaultModelAgrees: the configuration's default is the agent's.
+func TestDefaultModelAgrees(t *testing.T) {
+	if config.DefaultModel != agent.DefaultModel {
+		t.Errorf("config.DefaultModel %s, agent.DefaultModel %s", config.DefaultModel, agent.DefaultModel)
+	}
+	m, ok := agent.LookupModel(agent.DefaultModel)
+	if !ok || !m.GA || !m.ComputerUse {
+		t.Errorf("the default model %s is not a GA Computer Use model in the table: %+v", agent.DefaultModel, m)
 	}
 }
 

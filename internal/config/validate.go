@@ -212,9 +212,9 @@ const (
 	// MaxModelRPM and MaxModelConcurrency bound the quota guard's settings.
 	MaxModelRPM         = 100000
 	MaxModelConcurrency = 64
-	MaxMaxTurns    = 1000
-	MinTimeBudget  = 10 * time.Second
-	MaxTimeBudget  = 24 * time.Hour
+	MaxMaxTurns         = 1000
+	MinTimeBudget       = 10 * time.Second
+	MaxTimeBudget       = 24 * time.Hour
 )
 
 var (
