@@ -117,6 +117,7 @@ type Server struct {
 	faults   []Fault
 	issued   map[string]string // thought signature → canonical parts JSON of the model turn
 	arrivals []time.Time       // every request's arrival, in order
+	inFlight, maxInFlight int
 	storm    storm
 
 	ln      net.Listener
@@ -211,6 +212,13 @@ func (s *Server) RateLimited() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.storm.hits
+}
+
+// MaxInFlight is the most requests the server was handling at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
 }
 
 // Arrivals returns the arrival time (server clock) of every request so far.
@@ -326,9 +334,14 @@ func (s *Server) HandlerTime() time.Duration {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.mu.Lock()
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.busy += time.Since(start)
+		s.inFlight--
 		s.mu.Unlock()
 	}()
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, pathPrefix) || !strings.HasSuffix(r.URL.Path, pathSuffix) {
