@@ -110,15 +110,15 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	mu       sync.Mutex
-	busy     time.Duration
-	calls    int
-	requests []Request
-	faults   []Fault
-	issued   map[string]string // thought signature → canonical parts JSON of the model turn
-	arrivals []time.Time       // every request's arrival, in order
+	mu                    sync.Mutex
+	busy                  time.Duration
+	calls                 int
+	requests              []Request
+	faults                []Fault
+	issued                map[string]string // thought signature → canonical parts JSON of the model turn
+	arrivals              []time.Time       // every request's arrival, in order
 	inFlight, maxInFlight int
-	storm    storm
+	storm                 storm
 
 	ln      net.Listener
 	srv     *http.Server
