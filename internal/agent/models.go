@@ -107,6 +107,10 @@ var Models = []ModelInfo{
 		ThinkingLevels: []string{"minimal", "low", "medium", "high"}, NoTemperature: true,
 	},
 	{
+		Name: "gemini-3.1-pro-preview", ComputerUse: true, ReadsPages: true, Vocabulary: VocabularyOlder,
+		ThinkingLevels: gemini3Levels, NoTemperature: true,
+	},
+	{
 		Name: "gemini-2.5-computer-use-preview-10-2025", ComputerUse: true, Vocabulary: VocabularyOlder,
 	},
 	{
