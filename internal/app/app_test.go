@@ -17,6 +17,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 func TestNewRunnerChecks(t *testing.T) {
@@ -245,5 +246,49 @@ func TestRunnerWithAnyProvider(t *testing.T) {
 	sum2, err := r.Run(ctx, runstatus.Request{Source: "mqtt"})
 	if err != nil || len(sum2.Items) != 2 {
 		t.Errorf("second run: %v, %d items", err, len(sum2.Items))
+	}
+}
+
+// TestRunWarnsAboutTheModel: a run with an unknown, retiring or retired
+// model logs a warning that names the problem (the run itself goes on; here
+// it fails later for want of a browser).
+func TestRunWarnsAboutTheModel(t *testing.T) {
+	tests := []struct {
+		model, day, want string
+	}{
+		{"gemini-9-ultra", "2026-11-23", "is not in the model table"},
+		{"gemini-2.5-pro", "2026-11-23", "will be shut down on 2026-12-01"},
+		{"gemini-2.5-pro", "2026-12-02", "was shut down on 2026-12-01"},
+		{agent.DefaultModel, "2026-11-23", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.model+"@"+tc.day, func(t *testing.T) {
+			var logs syncbuf.Buffer
+			dir := t.TempDir()
+			list := filepath.Join(dir, "list.yaml")
+			if err := os.WriteFile(list, []byte("items:\n  - name: milk\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			day, _ := time.Parse(time.DateOnly, tc.day)
+			cfg := config.Config{
+				Store: "metro", GeminiModel: tc.model, GeminiAPIKey: config.Secret("key"),
+				MetroUsername: "me@example.com", MetroPassword: config.Secret("pw"), ShoppingList: list, DataDir: filepath.Join(dir, "data"),
+				BrowserExecutable: filepath.Join(dir, "no-such-browser"), BrowserHeadless: true, Concurrency: 1,
+			}
+			r, err := NewRunner(cfg, Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return day }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = r.Close(context.Background()) }()
+			_, _ = r.Shop(context.Background(), runstatus.Request{Source: "test"})
+			got := logs.String()
+			if tc.want == "" {
+				if strings.Contains(got, "model table") || strings.Contains(got, "shut down") {
+					t.Errorf("a warning for the default model:\n%s", got)
+				}
+			} else if !strings.Contains(got, "level=WARN") || !strings.Contains(got, tc.want) {
+				t.Errorf("log lacks a warning %q:\n%s", tc.want, got)
+			}
+		})
 	}
 }
