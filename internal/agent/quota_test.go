@@ -118,3 +118,34 @@ func TestQuotaStorm(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaWaitIsNotDoubled: a 429 after a failed try is waited out once —
+// in the paused quota, on its clock — not a second time as a backoff sleep
+// on the wall clock (here 30 s of RetryInfo, beyond the 20 s time budget).
+func TestQuotaWaitIsNotDoubled(t *testing.T) {
+	clock := gemini.NewFastClock(quotaSpeed)
+	var srv *gemini.Server
+	var once sync.Once
+	h := newHarnessWith(t, gemini.Config{Now: clock.Now, Script: func(req *gemini.Request) gemini.Reply {
+		failed := false
+		once.Do(func() { // the first try fails with 503 and a 30 s quota storm begins
+			srv.RateLimitUntil(clock.Now().Add(30*time.Second), true)
+			failed = true
+		})
+		if failed {
+			return gemini.Reply{Status: 503}
+		}
+		return walk(2)(req)
+	}})
+	srv = h.srv
+	cfg := h.config()
+	cfg.Limiter = agent.NewQuota(0, 1, clock)
+	cfg.TimeBudget = 20 * time.Second
+	res := agent.Run(context.Background(), cfg, "goal", newFakeComputer(), []agent.Tool{reportTool()})
+	if !res.OK() {
+		t.Fatalf("run = %s", res.FailureText())
+	}
+	if h.srv.RateLimited() != 1 {
+		t.Errorf("%d requests refused, want the one 429", h.srv.RateLimited())
+	}
+}

@@ -575,8 +575,9 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 	tries := len(r.cfg.Backoff) + 1
 	var lastErr error
 	quotaWaits := 0
+	waited := false // the last error was a 429, already waited out
 	for attempt := 1; attempt <= tries; attempt++ {
-		if attempt > 1 {
+		if attempt > 1 && !waited {
 			wait := r.cfg.Backoff[attempt-2]
 			if ra := retryAfter(lastErr); ra > wait {
 				wait = min(ra, maxRetryAfter)
@@ -587,6 +588,7 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 			}
 		}
 		tt.Attempts = attempt + quotaWaits
+		waited = false
 		resp, err := r.generate()
 		if err != nil {
 			if res := r.interrupted(err); res != nil {
@@ -600,7 +602,7 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 				if res := r.waitQuota(err, quotaWaits); res != nil {
 					return nil, res
 				}
-				lastErr = err
+				lastErr, waited = err, true
 				attempt--
 				continue
 			}
