@@ -124,17 +124,16 @@ type Runner struct {
 
 // environment is what runs share.
 type environment struct {
-	profile     store.Profile
-	demo        *demostore.Server
-	fake        *gemini.Server
-	client      *genai.Client
-	model       string
-	reviewModel string
-	extraArgs   []string
-	username    string
-	password    config.Secret
-	profileDir  string
-	tempDirs    []string
+	profile    store.Profile
+	demo       *demostore.Server
+	fake       *gemini.Server
+	client     *genai.Client
+	model      string
+	extraArgs  []string
+	username   string
+	password   config.Secret
+	profileDir string
+	tempDirs   []string
 }
 
 // NewRunner checks the configuration's run settings (store, model, key)
@@ -213,8 +212,13 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 	if env.demo != nil {
 		cart = demoCart{env.demo}
 	} else {
+		// Chosen per run: a long-running add-on may outlive a model.
+		review, warn := ReviewModel(env.model, r.cfg.ReviewModel, r.now())
+		if warn != "" {
+			r.log.Warn(warn)
+		}
 		cart = &shop.ModelCartReader{
-			Client: env.client, Model: env.reviewModel, CartURL: env.profile.CartURL, Limiter: limiter,
+			Client: env.client, Model: review, CartURL: env.profile.CartURL, Limiter: limiter,
 			Price: price, Logger: r.base,
 		}
 	}
@@ -405,7 +409,6 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 			return nil, err
 		}
 		env.client = c
-		env.reviewModel = config.ScriptedModel
 	default:
 		c, err := genai.NewClient(ctx, &genai.ClientConfig{
 			APIKey:      r.cfg.GeminiAPIKey.Reveal(),
@@ -416,11 +419,6 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 			return nil, fmt.Errorf("create the Gemini client: %w", err)
 		}
 		env.client = c
-		review, warn := ReviewModel(r.cfg.GeminiModel, r.cfg.ReviewModel, r.now())
-		if warn != "" {
-			r.log.Warn(warn)
-		}
-		env.reviewModel = review
 	}
 	ok = true
 	r.env = env
@@ -446,8 +444,10 @@ func ReviewModel(agentModel, configured string, now time.Time) (model, warning s
 			return agent.DefaultModel, fmt.Sprintf("review_model %s cannot read pages into structured output; reading the cart with %s", model, agent.DefaultModel)
 		}
 		return agent.DefaultModel, ""
-	case configured != "":
-		if w := agent.ModelWarning(model, now); w != "" && !known {
+	case configured != "" && (!known || !m.Retires.IsZero()):
+		// Unknown, or retiring soon: say so (the agent's own model is
+		// warned about by the run).
+		if w := agent.ModelWarning(model, now); w != "" {
 			return model, "review_model: " + w
 		}
 	}

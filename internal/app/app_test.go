@@ -57,7 +57,7 @@ func TestReviewModel(t *testing.T) {
 		{"configured wins", "gemini-3.8-flash", "gemini-3.7-flash", before, "gemini-3.7-flash", false},
 		{"a Computer-Use-only agent model cannot read", "gemini-2.5-computer-use-preview-10-2025", "", before, agent.DefaultModel, false},
 		{"a configured model that cannot read is replaced", "gemini-3.8-flash", "gemini-2.5-computer-use-preview-10-2025", before, agent.DefaultModel, true},
-		{"before its shutdown a retiring model is kept", "gemini-3.8-flash", "gemini-2.5-flash", before, "gemini-2.5-flash", false},
+		{"before its shutdown a retiring model is kept, with a warning", "gemini-3.8-flash", "gemini-2.5-flash", before, "gemini-2.5-flash", true},
 		{"never a retired one", "gemini-3.8-flash", "gemini-2.5-flash", after, agent.DefaultModel, true},
 		{"an unknown configured model is used, with a warning", "gemini-3.8-flash", "gemini-9-flash", before, "gemini-9-flash", true},
 		{"an unknown agent model reads as given", "gemini-9-flash", "", before, "gemini-9-flash", false},
