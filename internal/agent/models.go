@@ -46,8 +46,6 @@ type ModelInfo struct {
 	// PromptInjectionDetection: the ComputerUse tool's
 	// enablePromptInjectionDetection flag is documented for this model.
 	PromptInjectionDetection bool
-	// NoTemperature: temperature is deprecated for this model; never send it.
-	NoTemperature bool
 	// Prices, oldest first; empty when no official price was found.
 	Prices []Price
 	// Retires is the announced shutdown day (zero: none announced), and
@@ -71,8 +69,8 @@ const (
 
 var gemini3Levels = []string{"low", "medium", "high"}
 
-// promo is the introductory price of the 3.6–3.8 Flash models through
-// 2026-12-31; list is the price from 2027-01-01 (both from the pricing page).
+// promoThenList: the introductory price of the 3.6–3.8 Flash models through
+// 2026-12-31, then the list price from 2027-01-01 (see docs/agent.md for the sources).
 func promoThenList(checked string) []Price {
 	return []Price{
 		{Input: 0.75, Output: 3.75, Source: srcPricing, Checked: checked},
@@ -85,30 +83,30 @@ func promoThenList(checked string) []Price {
 var Models = []ModelInfo{
 	{
 		Name: "gemini-3.8-flash", ComputerUse: true, ReadsPages: true, GA: true, Vocabulary: VocabularyNewer,
-		ThinkingLevels: gemini3Levels, PromptInjectionDetection: true, NoTemperature: true,
+		ThinkingLevels: gemini3Levels, PromptInjectionDetection: true,
 		Prices: promoThenList("2026-11-23"),
 	},
 	{
 		Name: "gemini-3.7-flash", ComputerUse: true, ReadsPages: true, GA: true, Vocabulary: VocabularyNewer,
-		ThinkingLevels: gemini3Levels, PromptInjectionDetection: true, NoTemperature: true,
+		ThinkingLevels: gemini3Levels, PromptInjectionDetection: true,
 		Prices: promoThenList("2026-11-23"),
 	},
 	{
 		Name: "gemini-3.6-flash", ComputerUse: true, ReadsPages: true, GA: true, Vocabulary: VocabularyNewer,
-		ThinkingLevels: []string{"minimal", "low", "medium", "high"}, PromptInjectionDetection: true, NoTemperature: true,
+		ThinkingLevels: []string{"minimal", "low", "medium", "high"}, PromptInjectionDetection: true,
 		Prices: promoThenList("2026-11-23"),
 	},
 	{
 		Name: "gemini-3.5-flash", ComputerUse: true, ReadsPages: true, GA: true, Vocabulary: VocabularyNewer,
-		ThinkingLevels: []string{"minimal", "low", "medium", "high"}, NoTemperature: true,
+		ThinkingLevels: []string{"minimal", "low", "medium", "high"},
 	},
 	{
 		Name: "gemini-3-flash-preview", ComputerUse: true, ReadsPages: true, Vocabulary: VocabularyOlder,
-		ThinkingLevels: []string{"minimal", "low", "medium", "high"}, NoTemperature: true,
+		ThinkingLevels: []string{"minimal", "low", "medium", "high"},
 	},
 	{
 		Name: "gemini-3.1-pro-preview", ComputerUse: true, ReadsPages: true, Vocabulary: VocabularyOlder,
-		ThinkingLevels: gemini3Levels, NoTemperature: true,
+		ThinkingLevels: gemini3Levels,
 	},
 	{
 		Name: "gemini-2.5-computer-use-preview-10-2025", ComputerUse: true, Vocabulary: VocabularyOlder,
