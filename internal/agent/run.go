@@ -589,7 +589,7 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 		}
 		tt.Attempts = attempt + quotaWaits
 		waited = false
-		resp, err := r.generate()
+		resp, err := r.generate(quotaWaits + 1)
 		if err != nil {
 			if res := r.interrupted(err); res != nil {
 				return nil, res
@@ -599,8 +599,10 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 				// pause them all for the advised wait. Waiting out the quota
 				// is not a failed try; the time budget bounds it.
 				quotaWaits++
-				if res := r.waitQuota(err, quotaWaits); res != nil {
-					return nil, res
+				if !isPauser(r.cfg.Limiter) {
+					if res := r.sleep(r.quotaWait(err, quotaWaits)); res != nil {
+						return nil, res
+					}
 				}
 				lastErr, waited = err, true
 				attempt--
@@ -635,11 +637,13 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 // maxQuotaWaits bounds the 429s one model call waits out.
 const maxQuotaWaits = 30
 
-// waitQuota waits after the n-th 429 of a call: the server's RetryInfo
-// delay, else the backoff doubling from its first step (capped at
-// maxRetryAfter). A Limiter that can pause pauses every caller for it, and
-// this call then waits in Acquire like the others.
-func (r *run) waitQuota(err error, n int) *Result {
+// quotaWait is the wait after the n-th 429 of a call: the server's
+// RetryInfo delay, else the backoff doubling from its first step (capped
+// at maxRetryAfter). A Limiter that can pause pauses every caller for it
+// (in generate, before this call's slot is released, so no other tab slips
+// a request in between), and the call then waits in Acquire like the
+// others; otherwise the call sleeps it.
+func (r *run) quotaWait(err error, n int) time.Duration {
 	wait := retryAfter(err)
 	if wait <= 0 {
 		wait = time.Second
@@ -651,13 +655,13 @@ func (r *run) waitQuota(err error, n int) *Result {
 		}
 	}
 	wait = min(wait, maxRetryAfter)
-	if p, ok := r.cfg.Limiter.(pauser); ok {
-		r.log.Info("model quota exhausted (429): pausing every tab", "wait", wait, "err", err)
-		p.Pause(wait)
-		return nil
-	}
-	r.log.Info("model quota exhausted (429): waiting", "wait", wait, "err", err)
-	return r.sleep(wait)
+	r.log.Info("model quota exhausted (429): waiting", "wait", wait, "every_tab", isPauser(r.cfg.Limiter), "err", err)
+	return wait
+}
+
+func isPauser(l Limiter) bool {
+	_, ok := l.(pauser)
+	return ok
 }
 
 // isQuota reports a 429 RESOURCE_EXHAUSTED answer.
@@ -678,7 +682,10 @@ func hasFunctionCall(c *genai.Content) bool {
 	return false
 }
 
-func (r *run) generate() (*genai.GenerateContentResponse, error) {
+// generate makes one model call attempt, holding a unit of the Limiter. A
+// 429 pauses a pausing Limiter (for the wait of the quotaN-th 429 of this
+// call) before the unit is released.
+func (r *run) generate(quotaN int) (*genai.GenerateContentResponse, error) {
 	ctx, cancel := r.stepCtx()
 	defer cancel()
 	if r.cfg.Limiter != nil {
@@ -690,6 +697,9 @@ func (r *run) generate() (*genai.GenerateContentResponse, error) {
 	callCtx, cancelCall := context.WithTimeoutCause(ctx, r.cfg.CallTimeout, errCallTimeout)
 	defer cancelCall()
 	resp, err := r.cfg.Client.Models.GenerateContent(callCtx, r.cfg.Model, r.history, r.genCfg)
+	if p, ok := r.cfg.Limiter.(pauser); ok && isQuota(err) && quotaN <= maxQuotaWaits {
+		p.Pause(r.quotaWait(err, quotaN))
+	}
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errCallTimeout) {
 		return nil, fmt.Errorf("%w after %s: %w", errCallTimeout, r.cfg.CallTimeout, err)
 	}
