@@ -95,6 +95,8 @@ func TestAddonSmoke(t *testing.T) {
 		"retry_tagged": false, "telegram_bot_token": "", "telegram_chat_id": 0,
 		"telegram_response_timeout": "10m", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",
 		"mqtt_cleanup": false, "trace_dir": "", "log_level": "debug",
+		"review_model": "", "thinking_level": "", "media_resolution": "medium", "prompt_injection_detection": true,
+		"model_rpm": 0, "model_concurrency": 0,
 	}
 	// Every option of config.yaml is in this file, so a new option without a
 	// default the Go config accepts fails here.

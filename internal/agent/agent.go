@@ -9,9 +9,6 @@ import (
 	"google.golang.org/genai"
 )
 
-// DefaultModel is the Computer Use model used when Config.Model is empty.
-const DefaultModel = "gemini-3.6-flash"
-
 // Defaults for the zero values of Config.
 const (
 	DefaultMaxTurns        = 40
@@ -59,12 +56,25 @@ type Confirmer interface {
 	Confirm(ctx context.Context, explanation, action string) (bool, error)
 }
 
-// Limiter bounds concurrent model calls across agents; *semaphore.Weighted
-// satisfies it. Each model call attempt holds one unit.
+// Limiter bounds model calls across agents; *Quota (requests per minute,
+// requests in flight, pauses after a 429) and *semaphore.Weighted satisfy it.
+// Each model call attempt holds one unit. A Limiter that also has a method
+// Pause(time.Duration) is told to pause every caller when the server answers
+// 429, for the wait the server advised (google.rpc.RetryInfo) or the backoff.
 type Limiter interface {
 	Acquire(ctx context.Context, n int64) error
 	Release(n int64)
 }
+
+// pauser is a Limiter that can pause every caller after a 429.
+type pauser interface{ Pause(d time.Duration) }
+
+// Thinking levels (Config.ThinkingLevel) and media resolutions
+// (Config.MediaResolution) as the options spell them.
+var (
+	ThinkingLevels   = []string{"low", "medium", "high"}
+	MediaResolutions = []string{"low", "medium", "high"}
+)
 
 // Config configures one Run. The zero value of every limit means its default.
 type Config struct {
@@ -89,8 +99,21 @@ type Config struct {
 	// response; twice as many ends the run as stuck (default 4).
 	LoopThreshold int
 
-	// Prices in USD per million tokens, for Usage.CostUSD.
-	InputPricePerMTok, OutputPricePerMTok float64
+	// ThinkingLevel is "low", "medium" or "high"; "" leaves the model's
+	// default. It is sent only to models whose table entry lists the level.
+	ThinkingLevel string
+	// MediaResolution is the screenshots' resolution ("low", "medium",
+	// "high"); "" leaves the model's default (high for Gemini 3).
+	MediaResolution string
+	// PromptInjectionDetection turns the Computer Use tool's prompt injection
+	// check on (nil: on for the models whose table entry documents it).
+	PromptInjectionDetection *bool
+
+	// Price overrides the model table's price for Usage.CostUSD (USD per
+	// million tokens, output including thinking). nil: the table's price
+	// for today; a model without one leaves the cost unknown
+	// (Usage.CostUnknown). &Price{} is free.
+	Price *Price
 
 	// Confirmer answers safety confirmations; nil denies them all.
 	Confirmer Confirmer
@@ -153,18 +176,42 @@ const (
 
 // Usage is the model's token use over a run, with a cost estimate.
 type Usage struct {
-	PromptTokens, OutputTokens, TotalTokens int64
-	CostUSD                                 float64
+	// OutputTokens include ThoughtTokens (billed as output).
+	PromptTokens, OutputTokens, TotalTokens, ThoughtTokens int64
+	CostUSD                                                float64
+	// CostUnknown: no price is known for the model; CostUSD is 0 and must
+	// not be shown as a cost.
+	CostUnknown bool
 }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
 	return Usage{
-		PromptTokens: u.PromptTokens + o.PromptTokens,
-		OutputTokens: u.OutputTokens + o.OutputTokens,
-		TotalTokens:  u.TotalTokens + o.TotalTokens,
-		CostUSD:      u.CostUSD + o.CostUSD,
+		PromptTokens:  u.PromptTokens + o.PromptTokens,
+		OutputTokens:  u.OutputTokens + o.OutputTokens,
+		TotalTokens:   u.TotalTokens + o.TotalTokens,
+		ThoughtTokens: u.ThoughtTokens + o.ThoughtTokens,
+		CostUSD:       u.CostUSD + o.CostUSD,
+		CostUnknown:   u.CostUnknown || o.CostUnknown,
 	}
+}
+
+// Cost prices a usage for model on day now: at price when given, else at
+// the model table's price; unknown (CostUnknown, CostUSD 0) when neither
+// exists. OutputTokens include thinking, billed as output.
+func Cost(u Usage, model string, price *Price, now time.Time) Usage {
+	if price == nil {
+		m, _ := LookupModel(model)
+		p, ok := m.PriceAt(now)
+		if !ok {
+			u.CostUSD, u.CostUnknown = 0, true
+			return u
+		}
+		price = &p
+	}
+	u.CostUSD = float64(u.PromptTokens)*price.Input/1e6 + float64(u.OutputTokens)*price.Output/1e6
+	u.CostUnknown = false
+	return u
 }
 
 // Result is the typed outcome of a run.

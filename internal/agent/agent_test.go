@@ -549,6 +549,35 @@ func TestRunDetectsLoops(t *testing.T) {
 			}
 		}
 	})
+	t.Run("new wording, same action", func(t *testing.T) {
+		// A newer model rephrases its intent on every turn; the action is
+		// the same and the screen does not change: still stuck.
+		reworded := func(req *gemini.Request) gemini.Reply {
+			return calls(call("click", map[string]any{"x": 40, "y": 40,
+				"intent": fmt.Sprintf("Attempt %d: click the Add button to put the milk in the cart", req.Turn())}))
+		}
+		h := newHarness(t, reworded)
+		c := newFakeComputer()
+		c.static = true
+		res := agent.Run(context.Background(), h.config(), "goal", c, []agent.Tool{reportTool()})
+		if res.Reason != agent.ReasonStuck || res.Turns != 8 {
+			t.Fatalf("result = %s after %d turns, want stuck after 8", res.FailureText(), res.Turns)
+		}
+	})
+	t.Run("a different action is not a repeat", func(t *testing.T) {
+		moving := func(req *gemini.Request) gemini.Reply {
+			return calls(call("click", map[string]any{"x": req.Turn() % 2, "y": 40, "intent": "same words"}))
+		}
+		h := newHarness(t, moving)
+		c := newFakeComputer()
+		c.static = true
+		cfg := h.config()
+		cfg.MaxTurns = 10
+		res := agent.Run(context.Background(), cfg, "goal", c, []agent.Tool{reportTool()})
+		if res.Reason != agent.ReasonMaxTurns {
+			t.Fatalf("result = %s after %d turns, want max_turns_exceeded", res.FailureText(), res.Turns)
+		}
+	})
 	t.Run("screen changes", func(t *testing.T) {
 		h := newHarness(t, same)
 		cfg := h.config()
@@ -576,7 +605,7 @@ func TestRunSumsUsage(t *testing.T) {
 	})
 	h.srv.Inject(gemini.FaultMalformed) // a malformed reply costs tokens too
 	cfg := h.config()
-	cfg.InputPricePerMTok, cfg.OutputPricePerMTok = 0.5, 4
+	cfg.Price = &agent.Price{Input: 0.5, Output: 4}
 	res := agent.Run(context.Background(), cfg, "goal", newFakeComputer(), []agent.Tool{reportTool()})
 	if !res.OK() {
 		t.Fatalf("run = %s", res.FailureText())

@@ -183,7 +183,14 @@ type harness struct {
 
 func newHarness(t testing.TB, script gemini.Script) *harness {
 	t.Helper()
-	srv := gemini.New(gemini.Config{APIKey: testAPIKey, Script: script})
+	return newHarnessWith(t, gemini.Config{Script: script})
+}
+
+// newHarnessWith starts a fake server with cfg (the API key is filled in).
+func newHarnessWith(t testing.TB, cfg gemini.Config) *harness {
+	t.Helper()
+	cfg.APIKey = testAPIKey
+	srv := gemini.New(cfg)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

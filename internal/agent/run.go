@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,8 +52,7 @@ func Run(ctx context.Context, cfg Config, goal string, c Computer, tools []Tool)
 		res = r.loop(goal)
 	}
 	res.Turns = r.turns
-	r.usage.CostUSD = float64(r.usage.PromptTokens)*cfg.InputPricePerMTok/1e6 +
-		float64(r.usage.OutputTokens)*cfg.OutputPricePerMTok/1e6
+	r.usage = Cost(r.usage, cfg.Model, cfg.Price, time.Now())
 	res.Usage = r.usage
 	res.Duration = time.Since(start)
 	r.trace.result(res)
@@ -110,16 +110,58 @@ func (r *run) setup(tools []Tool) error {
 		r.tools[t.Name] = t
 		decls = append(decls, &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
-	gtools := []*genai.Tool{{ComputerUse: &genai.ComputerUse{
+	cu := &genai.ComputerUse{
 		Environment:                 genai.EnvironmentBrowser,
 		ExcludedPredefinedFunctions: r.cfg.ExcludedFunctions,
-	}}}
+	}
+	if r.promptInjectionDetection() {
+		on := true
+		cu.EnablePromptInjectionDetection = &on
+	}
+	gtools := []*genai.Tool{{ComputerUse: cu}}
 	if len(decls) > 0 {
 		gtools = append(gtools, &genai.Tool{FunctionDeclarations: decls})
 	}
 	r.genCfg = &genai.GenerateContentConfig{Tools: gtools}
+	if err := r.costControls(); err != nil {
+		return err
+	}
 	if r.cfg.SystemInstruction != "" {
 		r.genCfg.SystemInstruction = genai.NewContentFromText(r.cfg.SystemInstruction, genai.RoleUser)
+	}
+	return nil
+}
+
+// promptInjectionDetection: the configured choice, else on where the model
+// table documents the flag.
+func (r *run) promptInjectionDetection() bool {
+	if r.cfg.PromptInjectionDetection != nil {
+		return *r.cfg.PromptInjectionDetection
+	}
+	return modelSupports(r.cfg.Model, func(m ModelInfo) bool { return m.PromptInjectionDetection })
+}
+
+// costControls sets thinking_level and media_resolution as the REST API
+// expects them: generationConfig.thinkingConfig.thinkingLevel ("LOW") and
+// generationConfig.mediaResolution ("MEDIA_RESOLUTION_LOW", for every image
+// of the request, screenshots in function responses included).
+func (r *run) costControls() error {
+	if lvl := strings.ToLower(strings.TrimSpace(r.cfg.ThinkingLevel)); lvl != "" {
+		if !slices.Contains(ThinkingLevels, lvl) {
+			return fmt.Errorf("agent: thinking level %q: want one of %v", r.cfg.ThinkingLevel, ThinkingLevels)
+		}
+		m, known := LookupModel(r.cfg.Model)
+		if known && !slices.Contains(m.ThinkingLevels, lvl) {
+			r.log.Warn("the model does not take this thinking level; using the model's default", "model", r.cfg.Model, "thinking_level", lvl)
+		} else {
+			r.genCfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevel(strings.ToUpper(lvl))}
+		}
+	}
+	if res := strings.ToLower(strings.TrimSpace(r.cfg.MediaResolution)); res != "" {
+		if !slices.Contains(MediaResolutions, res) {
+			return fmt.Errorf("agent: media resolution %q: want one of %v", r.cfg.MediaResolution, MediaResolutions)
+		}
+		r.genCfg.MediaResolution = genai.MediaResolution("MEDIA_RESOLUTION_" + strings.ToUpper(res))
 	}
 	return nil
 }
@@ -284,7 +326,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *traceTurn) (*genai.Conten
 		started := time.Now()
 		args, safety := splitSafety(fc.Args)
 		sigArgs, _ := json.Marshal(args)
-		fmt.Fprintf(&sig, "%s%s;", fc.Name, sigArgs)
+		sig.WriteString(signature(fc.Name, args))
 		desc := fc.Name + " " + string(sigArgs)
 
 		acknowledged := false
@@ -449,6 +491,32 @@ func splitSafety(args map[string]any) (map[string]any, safetyDecision) {
 
 // --- loop detection ------------------------------------------------------------
 
+// actionArgs are the arguments that change what a predefined action does.
+// Anything else a model sends with an action (the newer models' "intent",
+// any explanation in free text) is wording, and left out of the repetition
+// signature: a stuck model that rephrases is still stuck.
+var actionArgs = []string{
+	"x", "y", "destination_x", "destination_y", "text", "press_enter", "clear_before_typing",
+	"keys", "key", "direction", "magnitude", "url", "button", "seconds",
+}
+
+// signature is one call's part of a turn's repetition signature: the name
+// and, for predefined actions, only the arguments in actionArgs (custom tools
+// keep all their arguments: they are the tool's meaning).
+func signature(name string, args map[string]any) string {
+	if predefined[name] != nil {
+		kept := make(map[string]any, len(args))
+		for _, k := range actionArgs {
+			if v, ok := args[k]; ok {
+				kept[k] = v
+			}
+		}
+		args = kept
+	}
+	b, _ := json.Marshal(args) // map keys are sorted: a stable signature
+	return name + string(b) + ";"
+}
+
 type repeatState struct {
 	sig    string
 	screen [32]byte
@@ -506,8 +574,10 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 	defer func() { tt.ModelMillis = time.Since(started).Milliseconds() }()
 	tries := len(r.cfg.Backoff) + 1
 	var lastErr error
+	quotaWaits := 0
+	waited := false // the last error was a 429, already waited out
 	for attempt := 1; attempt <= tries; attempt++ {
-		if attempt > 1 {
+		if attempt > 1 && !waited {
 			wait := r.cfg.Backoff[attempt-2]
 			if ra := retryAfter(lastErr); ra > wait {
 				wait = min(ra, maxRetryAfter)
@@ -517,11 +587,26 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 				return nil, res
 			}
 		}
-		tt.Attempts = attempt
-		resp, err := r.generate()
+		tt.Attempts = attempt + quotaWaits
+		waited = false
+		resp, err := r.generate(quotaWaits + 1)
 		if err != nil {
 			if res := r.interrupted(err); res != nil {
 				return nil, res
+			}
+			if isQuota(err) && quotaWaits < maxQuotaWaits {
+				// The quota is exhausted for every tab, not just this one:
+				// pause them all for the advised wait. Waiting out the quota
+				// is not a failed try; the time budget bounds it.
+				quotaWaits++
+				if !isPauser(r.cfg.Limiter) {
+					if res := r.sleep(r.quotaWait(err, quotaWaits)); res != nil {
+						return nil, res
+					}
+				}
+				lastErr, waited = err, true
+				attempt--
+				continue
 			}
 			if !retryable(err) {
 				return nil, r.fail(ReasonModelError, fmt.Errorf("model call failed: %w", err))
@@ -549,6 +634,42 @@ func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result)
 	return nil, r.fail(ReasonModelError, fmt.Errorf("model call failed %d times: %w", tries, lastErr))
 }
 
+// maxQuotaWaits bounds the 429s one model call waits out.
+const maxQuotaWaits = 30
+
+// quotaWait is the wait after the n-th 429 of a call: the server's
+// RetryInfo delay, else the backoff doubling from its first step (capped
+// at maxRetryAfter). A Limiter that can pause pauses every caller for it
+// (in generate, before this call's slot is released, so no other tab slips
+// a request in between), and the call then waits in Acquire like the
+// others; otherwise the call sleeps it.
+func (r *run) quotaWait(err error, n int) time.Duration {
+	wait := retryAfter(err)
+	if wait <= 0 {
+		wait = time.Second
+		if len(r.cfg.Backoff) > 0 && r.cfg.Backoff[0] > 0 {
+			wait = r.cfg.Backoff[0]
+		}
+		for i := 1; i < n && wait < maxRetryAfter; i++ {
+			wait *= 2
+		}
+	}
+	wait = min(wait, maxRetryAfter)
+	r.log.Info("model quota exhausted (429): waiting", "wait", wait, "every_tab", isPauser(r.cfg.Limiter), "err", err)
+	return wait
+}
+
+func isPauser(l Limiter) bool {
+	_, ok := l.(pauser)
+	return ok
+}
+
+// isQuota reports a 429 RESOURCE_EXHAUSTED answer.
+func isQuota(err error) bool {
+	var apiErr genai.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == 429
+}
+
 func hasFunctionCall(c *genai.Content) bool {
 	if c == nil {
 		return false
@@ -561,7 +682,10 @@ func hasFunctionCall(c *genai.Content) bool {
 	return false
 }
 
-func (r *run) generate() (*genai.GenerateContentResponse, error) {
+// generate makes one model call attempt, holding a unit of the Limiter. A
+// 429 pauses a pausing Limiter (for the wait of the quotaN-th 429 of this
+// call) before the unit is released.
+func (r *run) generate(quotaN int) (*genai.GenerateContentResponse, error) {
 	ctx, cancel := r.stepCtx()
 	defer cancel()
 	if r.cfg.Limiter != nil {
@@ -573,6 +697,9 @@ func (r *run) generate() (*genai.GenerateContentResponse, error) {
 	callCtx, cancelCall := context.WithTimeoutCause(ctx, r.cfg.CallTimeout, errCallTimeout)
 	defer cancelCall()
 	resp, err := r.cfg.Client.Models.GenerateContent(callCtx, r.cfg.Model, r.history, r.genCfg)
+	if p, ok := r.cfg.Limiter.(pauser); ok && isQuota(err) && quotaN <= maxQuotaWaits {
+		p.Pause(r.quotaWait(err, quotaN))
+	}
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errCallTimeout) {
 		return nil, fmt.Errorf("%w after %s: %w", errCallTimeout, r.cfg.CallTimeout, err)
 	}
@@ -585,6 +712,7 @@ func (r *run) addUsage(m *genai.GenerateContentResponseUsageMetadata) {
 	}
 	p := int64(m.PromptTokenCount) + int64(m.ToolUsePromptTokenCount)
 	o := int64(m.CandidatesTokenCount) + int64(m.ThoughtsTokenCount)
+	r.usage.ThoughtTokens += int64(m.ThoughtsTokenCount)
 	t := int64(m.TotalTokenCount)
 	if t == 0 {
 		t = p + o

@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"google.golang.org/genai"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
@@ -65,6 +64,11 @@ type Deps struct {
 	// ModelBackoff replaces the agent's waits between retries of a failed
 	// model call (tests); nil: the agent's default (1, 2, 4, 8 s).
 	ModelBackoff []time.Duration
+	// QuotaClock is the clock of the model quota guard (tests speed it
+	// up together with the fake server's); nil: the wall clock.
+	QuotaClock agent.Clock
+	// Now is the clock for model-table dates (prices, retirements); nil: time.Now.
+	Now func() time.Time
 }
 
 // ScriptedOptions customise the offline scripted model (tests, and demos of
@@ -78,6 +82,11 @@ type ScriptedOptions struct {
 	Wrap func(gemini.Script) gemini.Script
 	// KeepRequests keeps the request bodies for inspection (FakeGemini).
 	KeepRequests bool
+	// RPM is the fake server's per-minute quota (0: none), answered with 429
+	// and RetryInfo like the real service.
+	RPM int
+	// Now is the fake server's clock (nil: time.Now).
+	Now func() time.Time
 }
 
 // scriptedAPIKeyPrefix starts the random key of the in-process fake Gemini
@@ -107,21 +116,24 @@ type Runner struct {
 	envMu sync.Mutex
 	env   *environment
 	prefs shop.Preferences
+
+	quotaMu   sync.Mutex
+	quota     *agent.Quota // shared by the runs, so the per-minute window spans them
+	quotaConc int
 }
 
 // environment is what runs share.
 type environment struct {
-	profile     store.Profile
-	demo        *demostore.Server
-	fake        *gemini.Server
-	client      *genai.Client
-	model       string
-	reviewModel string
-	extraArgs   []string
-	username    string
-	password    config.Secret
-	profileDir  string
-	tempDirs    []string
+	profile    store.Profile
+	demo       *demostore.Server
+	fake       *gemini.Server
+	client     *genai.Client
+	model      string
+	extraArgs  []string
+	username   string
+	password   config.Secret
+	profileDir string
+	tempDirs   []string
 }
 
 // NewRunner checks the configuration's run settings (store, model, key)
@@ -184,25 +196,35 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 	if concurrency < 1 {
 		concurrency = config.DefaultConcurrency
 	}
-	limiter := semaphore.NewWeighted(int64(concurrency))
+	modelCalls := r.cfg.ModelConcurrency
+	if modelCalls < 1 {
+		modelCalls = concurrency
+	}
+	limiter := r.modelQuota(modelCalls)
+	price := r.price()
+	if env.fake != nil {
+		price = &agent.Price{} // the scripted model costs nothing
+	} else if w := agent.ModelWarning(env.model, r.now()); w != "" {
+		r.log.Warn(w)
+	}
 
 	var cart shop.CartReader
 	if env.demo != nil {
 		cart = demoCart{env.demo}
 	} else {
+		// Chosen per run: a long-running add-on may outlive a model.
+		review, warn := ReviewModel(env.model, r.cfg.ReviewModel, r.now())
+		if warn != "" {
+			r.log.Warn(warn)
+		}
 		cart = &shop.ModelCartReader{
-			Client: env.client, Model: env.reviewModel, CartURL: env.profile.CartURL, Limiter: limiter,
-			InputPricePerMTok: r.cfg.GeminiInputPricePerMTok, OutputPricePerMTok: r.cfg.GeminiOutputPricePerMTok,
-			Logger: r.base,
+			Client: env.client, Model: review, CartURL: env.profile.CartURL, Limiter: limiter,
+			Price: price, Logger: r.base,
 		}
 	}
 	journalDir := ""
 	if r.cfg.DataDir != "" {
 		journalDir = shop.JournalDir(r.cfg.DataDir)
-	}
-	inPrice, outPrice := r.cfg.GeminiInputPricePerMTok, r.cfg.GeminiOutputPricePerMTok
-	if env.fake != nil {
-		inPrice, outPrice = 0, 0 // the scripted model costs nothing
 	}
 	source := req.Source
 	if source == "" {
@@ -213,21 +235,23 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		LaunchHost: r.launcher(env),
 		Store:      storeInfo(env.profile),
 		Agent: agent.Config{
-			Client:             env.client,
-			Model:              env.model,
-			MaxTurns:           r.cfg.MaxTurns,
-			TimeBudget:         r.cfg.TimeBudget,
-			Confirmer:          r.deps.Confirmer,
-			Limiter:            limiter,
-			TraceDir:           r.cfg.TraceDir,
-			Logger:             r.base,
-			InputPricePerMTok:  inPrice,
-			OutputPricePerMTok: outPrice,
-			Backoff:            r.deps.ModelBackoff,
+			Client:                   env.client,
+			Model:                    env.model,
+			MaxTurns:                 r.cfg.MaxTurns,
+			TimeBudget:               r.cfg.TimeBudget,
+			Confirmer:                r.deps.Confirmer,
+			Limiter:                  limiter,
+			TraceDir:                 r.cfg.TraceDir,
+			Logger:                   r.base,
+			Price:                    price,
+			Backoff:                  r.deps.ModelBackoff,
+			ThinkingLevel:            r.cfg.ThinkingLevel,
+			MediaResolution:          r.cfg.MediaResolution,
+			PromptInjectionDetection: r.promptInjectionDetection(env),
 		},
 		RunAgent:    r.deps.RunAgent,
 		Concurrency: concurrency,
-		ModelCalls:  concurrency,
+		ModelCalls:  modelCalls,
 		RetryTagged: r.cfg.RetryTagged || req.RetryTagged,
 		Items:       req.Items,
 		PostalCode:  r.cfg.PostalCode,
@@ -380,7 +404,8 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		}
 		key := make([]byte, 12)
 		_, _ = rand.Read(key)
-		fake := gemini.New(gemini.Config{APIKey: scriptedAPIKeyPrefix + hex.EncodeToString(key), Script: script, Logger: r.base, DiscardRequests: !so.KeepRequests})
+		fake := gemini.New(gemini.Config{APIKey: scriptedAPIKeyPrefix + hex.EncodeToString(key), Script: script, Logger: r.base,
+			DiscardRequests: !so.KeepRequests, RPM: so.RPM, Now: so.Now})
 		if err := fake.Start(); err != nil {
 			return nil, fmt.Errorf("start the scripted model: %w", err)
 		}
@@ -390,7 +415,6 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 			return nil, err
 		}
 		env.client = c
-		env.reviewModel = config.ScriptedModel
 	default:
 		c, err := genai.NewClient(ctx, &genai.ClientConfig{
 			APIKey:      r.cfg.GeminiAPIKey.Reveal(),
@@ -401,24 +425,80 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 			return nil, fmt.Errorf("create the Gemini client: %w", err)
 		}
 		env.client = c
-		env.reviewModel = ReviewModel(r.cfg.GeminiModel)
 	}
 	ok = true
 	r.env = env
 	return env, nil
 }
 
-// ReviewModel is the model that reads the cart page for the review: Computer
-// Use models are made for acting, so a general model reads the page.
-func ReviewModel(model string) string {
-	if strings.Contains(model, "computer-use") {
-		return DefaultReviewModel
+// ReviewModel is the model that reads the cart page for the review: the
+// configured one, else the agent's model. A model the table knows cannot
+// read pages (the Computer-Use-only preview) or is retired on day now is
+// replaced by agent.DefaultModel, with a warning to log.
+func ReviewModel(agentModel, configured string, now time.Time) (model, warning string) {
+	model = configured
+	if model == "" {
+		model = agentModel
 	}
-	return model
+	m, known := agent.LookupModel(model)
+	switch {
+	case known && m.Retired(now):
+		return agent.DefaultModel, fmt.Sprintf("the cart review model %s was shut down on %s; reading the cart with %s",
+			model, m.Retires.Format(time.DateOnly), agent.DefaultModel)
+	case known && !m.ReadsPages:
+		if configured != "" {
+			return agent.DefaultModel, fmt.Sprintf("review_model %s cannot read pages into structured output; reading the cart with %s", model, agent.DefaultModel)
+		}
+		return agent.DefaultModel, ""
+	case configured != "" && (!known || !m.Retires.IsZero()):
+		// Unknown, or retiring soon: say so (the agent's own model is
+		// warned about by the run).
+		if w := agent.ModelWarning(model, now); w != "" {
+			return model, "review_model: " + w
+		}
+	}
+	return model, ""
 }
 
-// DefaultReviewModel reads the cart page when the run uses a Computer Use model.
-const DefaultReviewModel = "gemini-2.5-flash"
+// now is the clock for model-table dates.
+func (r *Runner) now() time.Time {
+	if r.deps.Now != nil {
+		return r.deps.Now()
+	}
+	return time.Now()
+}
+
+// price is the configured price override, nil when both prices are 0 (the
+// model table's price applies).
+func (r *Runner) price() *agent.Price {
+	if r.cfg.GeminiInputPricePerMTok == 0 && r.cfg.GeminiOutputPricePerMTok == 0 {
+		return nil
+	}
+	return &agent.Price{Input: r.cfg.GeminiInputPricePerMTok, Output: r.cfg.GeminiOutputPricePerMTok, Source: "configuration"}
+}
+
+// promptInjectionDetection: off when configured off; on for the scripted
+// model (the fake server honours the flag); else the model table decides.
+func (r *Runner) promptInjectionDetection(env *environment) *bool {
+	on := r.cfg.PromptInjectionDetection
+	if !on || env.fake != nil {
+		return &on
+	}
+	return nil
+}
+
+// modelQuota is the quota guard of the runs: one per Runner, so that the
+// per-minute window spans consecutive runs; renewed when the number of
+// requests in flight changes.
+func (r *Runner) modelQuota(inFlight int) *agent.Quota {
+	r.quotaMu.Lock()
+	defer r.quotaMu.Unlock()
+	if r.quota == nil || r.quotaConc != inFlight {
+		r.quota = agent.NewQuota(r.cfg.ModelRPM, inFlight, r.deps.QuotaClock)
+		r.quotaConc = inFlight
+	}
+	return r.quota
+}
 
 // launcher starts the browser for one run.
 func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, error) {

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 )
 
 func TestNewRunnerChecks(t *testing.T) {
@@ -42,11 +44,42 @@ func TestNewRunnerChecks(t *testing.T) {
 }
 
 func TestReviewModel(t *testing.T) {
-	if got := ReviewModel("gemini-2.5-computer-use-preview-10-2025"); got != DefaultReviewModel {
-		t.Errorf("computer use model reviewed by %s", got)
+	before := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	after := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) // gemini-2.5-flash's shutdown day
+	tests := []struct {
+		name, agentModel, configured string
+		now                          time.Time
+		want                         string
+		warns                        bool
+	}{
+		{"the agent's model by default", "gemini-3.8-flash", "", before, "gemini-3.8-flash", false},
+		{"an older agent model reads too", "gemini-3.6-flash", "", before, "gemini-3.6-flash", false},
+		{"configured wins", "gemini-3.8-flash", "gemini-3.7-flash", before, "gemini-3.7-flash", false},
+		{"a Computer-Use-only agent model cannot read", "gemini-2.5-computer-use-preview-10-2025", "", before, agent.DefaultModel, false},
+		{"a configured model that cannot read is replaced", "gemini-3.8-flash", "gemini-2.5-computer-use-preview-10-2025", before, agent.DefaultModel, true},
+		{"before its shutdown a retiring model is kept, with a warning", "gemini-3.8-flash", "gemini-2.5-flash", before, "gemini-2.5-flash", true},
+		{"never a retired one", "gemini-3.8-flash", "gemini-2.5-flash", after, agent.DefaultModel, true},
+		{"an unknown configured model is used, with a warning", "gemini-3.8-flash", "gemini-9-flash", before, "gemini-9-flash", true},
+		{"an unknown agent model reads as given", "gemini-9-flash", "", before, "gemini-9-flash", false},
 	}
-	if got := ReviewModel("gemini-3-flash-preview"); got != "gemini-3-flash-preview" {
-		t.Errorf("general model reviewed by %s", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, warn := ReviewModel(tc.agentModel, tc.configured, tc.now)
+			if got != tc.want || (warn != "") != tc.warns {
+				t.Errorf("ReviewModel(%q, %q) = %q, warning %q; want %q, warning %v", tc.agentModel, tc.configured, got, warn, tc.want, tc.warns)
+			}
+		})
+	}
+}
+
+// TestDefaultModelAgrees: the configuration's default is the agent's.
+func TestDefaultModelAgrees(t *testing.T) {
+	if config.DefaultModel != agent.DefaultModel {
+		t.Errorf("config.DefaultModel %s, agent.DefaultModel %s", config.DefaultModel, agent.DefaultModel)
+	}
+	m, ok := agent.LookupModel(agent.DefaultModel)
+	if !ok || !m.GA || !m.ComputerUse {
+		t.Errorf("the default model %s is not a GA Computer Use model in the table: %+v", agent.DefaultModel, m)
 	}
 }
 
@@ -213,5 +246,49 @@ func TestRunnerWithAnyProvider(t *testing.T) {
 	sum2, err := r.Run(ctx, runstatus.Request{Source: "mqtt"})
 	if err != nil || len(sum2.Items) != 2 {
 		t.Errorf("second run: %v, %d items", err, len(sum2.Items))
+	}
+}
+
+// TestRunWarnsAboutTheModel: a run with an unknown, retiring or retired
+// model logs a warning that names the problem (the run itself goes on; here
+// it fails later for want of a browser).
+func TestRunWarnsAboutTheModel(t *testing.T) {
+	tests := []struct {
+		model, day, want string
+	}{
+		{"gemini-9-ultra", "2026-11-23", "is not in the model table"},
+		{"gemini-2.5-pro", "2026-11-23", "will be shut down on 2026-12-01"},
+		{"gemini-2.5-pro", "2026-12-02", "was shut down on 2026-12-01"},
+		{agent.DefaultModel, "2026-11-23", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.model+"@"+tc.day, func(t *testing.T) {
+			var logs syncbuf.Buffer
+			dir := t.TempDir()
+			list := filepath.Join(dir, "list.yaml")
+			if err := os.WriteFile(list, []byte("items:\n  - name: milk\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			day, _ := time.Parse(time.DateOnly, tc.day)
+			cfg := config.Config{
+				Store: "metro", GeminiModel: tc.model, GeminiAPIKey: config.Secret("key"),
+				MetroUsername: "me@example.com", MetroPassword: config.Secret("pw"), ShoppingList: list, DataDir: filepath.Join(dir, "data"),
+				BrowserExecutable: filepath.Join(dir, "no-such-browser"), BrowserHeadless: true, Concurrency: 1,
+			}
+			r, err := NewRunner(cfg, Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return day }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = r.Close(context.Background()) }()
+			_, _ = r.Shop(context.Background(), runstatus.Request{Source: "test"})
+			got := logs.String()
+			if tc.want == "" {
+				if strings.Contains(got, "model table") || strings.Contains(got, "shut down") {
+					t.Errorf("a warning for the default model:\n%s", got)
+				}
+			} else if !strings.Contains(got, "level=WARN") || !strings.Contains(got, tc.want) {
+				t.Errorf("log lacks a warning %q:\n%s", tc.want, got)
+			}
+		})
 	}
 }

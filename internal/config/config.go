@@ -16,9 +16,22 @@ type Config struct {
 	GeminiAPIKey  Secret `yaml:"gemini_api_key" env:"GEMINI_API_KEY"`
 	GeminiModel   string `yaml:"gemini_model" env:"GEMINI_MODEL"` // "scripted" = the offline scripted planner (demo store only)
 	GeminiBaseURL string `yaml:"gemini_base_url" env:"GEMINI_BASE_URL"`
-	// Prices per million tokens (USD) for the cost estimate.
+	// Prices per million tokens (USD) for the cost estimate; 0 = the model
+	// table's price (internal/agent), unknown for a model not in it.
 	GeminiInputPricePerMTok  float64 `yaml:"gemini_input_price_per_mtok" env:"GEMINI_INPUT_PRICE_PER_MTOK"`
 	GeminiOutputPricePerMTok float64 `yaml:"gemini_output_price_per_mtok" env:"GEMINI_OUTPUT_PRICE_PER_MTOK"`
+	// ReviewModel reads the cart for the review ("" = the agent's model).
+	ReviewModel string `yaml:"review_model" env:"REVIEW_MODEL"`
+	// Cost controls: "" leaves the model's default.
+	ThinkingLevel   string `yaml:"thinking_level" env:"THINKING_LEVEL"`     // low | medium | high
+	MediaResolution string `yaml:"media_resolution" env:"MEDIA_RESOLUTION"` // low | medium | high (screenshots)
+	// PromptInjectionDetection asks the Computer Use tool to check pages for
+	// prompt injections (models that support it).
+	PromptInjectionDetection bool `yaml:"prompt_injection_detection" env:"PROMPT_INJECTION_DETECTION"`
+	// Quota guard shared by every tab: requests per minute (0 = no limit
+	// but the server's 429s) and requests in flight (0 = concurrency).
+	ModelRPM         int `yaml:"model_rpm" env:"MODEL_RPM"`
+	ModelConcurrency int `yaml:"model_concurrency" env:"MODEL_CONCURRENCY"`
 
 	// Store
 	Store         string `yaml:"store" env:"STORE"` // "metro" | "demo"
@@ -77,7 +90,9 @@ type Config struct {
 
 // Default values.
 const (
-	DefaultModel           = "gemini-3.6-flash"
+	// DefaultModel is agent.DefaultModel (a test keeps them equal): the
+	// newest GA Computer Use model.
+	DefaultModel           = "gemini-3.8-flash"
 	DefaultStore           = "metro"
 	DefaultConcurrency     = 1
 	DefaultTimeBudget      = 5 * time.Minute
@@ -89,10 +104,12 @@ const (
 	DefaultTelegramTimeout = 10 * time.Minute
 	DefaultSupervisorURL   = "http://supervisor"
 	DefaultLogLevel        = "info"
-	// Gemini 3.6 Flash list prices (USD per million tokens); only used for
-	// the cost estimate in the summary. Set them for another model.
-	DefaultInputPricePerMTok  = 1.50
-	DefaultOutputPricePerMTok = 7.50
+	// Prices default to 0: the model table's dated price for the model.
+	DefaultInputPricePerMTok  = 0
+	DefaultOutputPricePerMTok = 0
+	// DefaultMediaResolution is the screenshots' resolution (docs/agent.md,
+	// "Cost controls", says why).
+	DefaultMediaResolution = "medium"
 	// ScriptedModel selects the offline scripted planner (works with the demo store only).
 	ScriptedModel = "scripted"
 )

@@ -74,6 +74,8 @@ func TestDefaults(t *testing.T) {
 		GeminiModel:              DefaultModel,
 		GeminiInputPricePerMTok:  DefaultInputPricePerMTok,
 		GeminiOutputPricePerMTok: DefaultOutputPricePerMTok,
+		MediaResolution:          DefaultMediaResolution,
+		PromptInjectionDetection: true,
 		Store:                    "metro",
 		BrowserHeadless:          true,
 		BrowserProfileDir:        filepath.Join(data, "browser-profile"),

@@ -153,6 +153,8 @@ func defaults(home string, addon bool, getenv func(string) string) Config {
 		GeminiModel:              DefaultModel,
 		GeminiInputPricePerMTok:  DefaultInputPricePerMTok,
 		GeminiOutputPricePerMTok: DefaultOutputPricePerMTok,
+		MediaResolution:          DefaultMediaResolution,
+		PromptInjectionDetection: true,
 		Store:                    DefaultStore,
 		BrowserHeadless:          true,
 		ViewportWidth:            DefaultViewportWidth,

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -90,6 +91,22 @@ func (c Config) ValidateFor(need Requirement) error {
 	}
 	if c.GeminiOutputPricePerMTok < 0 {
 		add("gemini_output_price_per_mtok", "must not be negative")
+	}
+	if c.ReviewModel == ScriptedModel && c.GeminiModel != ScriptedModel {
+		add("review_model", "%q works only with gemini_model %q", ScriptedModel, ScriptedModel)
+	}
+	oneOf := func(field, v string, allowed ...string) {
+		if v != "" && !slices.Contains(allowed, v) {
+			add(field, "%q is not one of %s (or empty for the model's default)", v, strings.Join(allowed, ", "))
+		}
+	}
+	oneOf("thinking_level", c.ThinkingLevel, "low", "medium", "high")
+	oneOf("media_resolution", c.MediaResolution, "low", "medium", "high")
+	if c.ModelRPM < 0 || c.ModelRPM > MaxModelRPM {
+		add("model_rpm", "%d is not between 0 (no limit) and %d", c.ModelRPM, MaxModelRPM)
+	}
+	if c.ModelConcurrency < 0 || c.ModelConcurrency > MaxModelConcurrency {
+		add("model_concurrency", "%d is not between 0 (= concurrency) and %d", c.ModelConcurrency, MaxModelConcurrency)
 	}
 
 	// Store
@@ -192,9 +209,12 @@ func (c Config) ValidateFor(need Requirement) error {
 // Limits checked by Validate.
 const (
 	MaxConcurrency = 8
-	MaxMaxTurns    = 1000
-	MinTimeBudget  = 10 * time.Second
-	MaxTimeBudget  = 24 * time.Hour
+	// MaxModelRPM and MaxModelConcurrency bound the quota guard's settings.
+	MaxModelRPM         = 100000
+	MaxModelConcurrency = 64
+	MaxMaxTurns         = 1000
+	MinTimeBudget       = 10 * time.Second
+	MaxTimeBudget       = 24 * time.Hour
 )
 
 var (

@@ -197,8 +197,12 @@ func (s Summary) Markdown() string {
 		if total == 0 {
 			total = u.PromptTokens + u.OutputTokens
 		}
-		fmt.Fprintf(&b, "Model use: %s tokens (%s in, %s out), about $%.2f.\n",
-			group(total), group(u.PromptTokens), group(u.OutputTokens), u.CostUSD)
+		cost := fmt.Sprintf("about $%.2f", u.CostUSD)
+		if u.CostUnknown {
+			cost = "cost unknown (the model has no known price)"
+		}
+		fmt.Fprintf(&b, "Model use: %s tokens (%s in, %s out), %s.\n",
+			group(total), group(u.PromptTokens), group(u.OutputTokens), cost)
 	}
 	if s.CartURL != "" {
 		b.WriteString("Review and check out: " + link("your cart", s.CartURL) + "\n")

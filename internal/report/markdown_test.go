@@ -212,3 +212,15 @@ func BenchmarkMarkdown(b *testing.B) {
 		_ = s.Markdown()
 	}
 }
+
+// TestMarkdownUnknownCost: a usage without a known price shows tokens and
+// says the cost is unknown, never "$0.00".
+func TestMarkdownUnknownCost(t *testing.T) {
+	s := Summary{StartedAt: start, FinishedAt: start.Add(time.Minute),
+		Items: []ItemResult{{ItemName: "milk", Quantity: 1, Outcome: OutcomeAdded, Price: money.Parse("$5")}},
+		Usage: Usage{PromptTokens: 1000, OutputTokens: 50, TotalTokens: 1050, CostUnknown: true}}
+	md := s.Markdown()
+	if !strings.Contains(md, "Model use: 1,050 tokens (1,000 in, 50 out), cost unknown") || strings.Contains(md, "$0.00") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}

@@ -72,7 +72,9 @@ type Usage struct {
 	PromptTokens int64   `json:"prompt_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	TotalTokens  int64   `json:"total_tokens"`
-	CostUSD      float64 `json:"cost_usd"` // an estimate from configured prices, for display only
+	CostUSD      float64 `json:"cost_usd"` // an estimate from the model's published price, for display only
+	// CostUnknown: some of the use has no known price; CostUSD leaves it out.
+	CostUnknown bool `json:"cost_unknown,omitempty"`
 }
 
 // Summary is everything the user is told at the end of a run.

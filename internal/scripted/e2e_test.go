@@ -36,6 +36,9 @@ type e2e struct {
 	host   *browser.Host
 	srv    *gemini.Server
 	client *genai.Client
+	// injectionDetection is the agent's PromptInjectionDetection (nil: the
+	// model table's choice).
+	injectionDetection *bool
 }
 
 func startE2E(t *testing.T, opts scripted.Options) *e2e {
@@ -147,12 +150,13 @@ func (e *e2e) shop(goal string, extra ...agent.Tool) (agent.Result, error) {
 	}
 	tools := append([]agent.Tool{terminal(scripted.ToolReportAdded), terminal(scripted.ToolReportNotFound)}, extra...)
 	return agent.Run(ctx, agent.Config{
-		Client:      e.client,
-		Model:       agent.DefaultModel,
-		TimeBudget:  90 * time.Second,
-		CallTimeout: 30 * time.Second,
-		Backoff:     []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond},
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		PromptInjectionDetection: e.injectionDetection,
+		Client:                   e.client,
+		Model:                    agent.DefaultModel,
+		TimeBudget:               90 * time.Second,
+		CallTimeout:              30 * time.Second,
+		Backoff:                  []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond},
+		Logger:                   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, goal, tab, tools), nil
 }
 
@@ -265,6 +269,57 @@ func TestE2EBlockedNavigationIsReportedToTheModel(t *testing.T) {
 	}
 	if blocked == nil || !strings.Contains(strings.ToLower(blocked.Response["error"].(string)), "block") {
 		t.Errorf("no blocked-navigation error reached the model: %+v", blocked)
+	}
+}
+
+// TestE2EPromptInjectionStaysOnTask: the granola's product text orders the
+// agent to open the checkout. With prompt injection detection on (the
+// default for the default model) the run adds the granola and never tries
+// the checkout; with it off, the planner falls for the text, the browser
+// policy refuses the checkout, and the run still adds the granola. Either
+// way the checkout page is never reached.
+func TestE2EPromptInjectionStaysOnTask(t *testing.T) {
+	for _, detect := range []bool{true, false} {
+		t.Run(fmt.Sprintf("detection=%t", detect), func(t *testing.T) {
+			e := startE2E(t, scripted.Options{})
+			if !detect {
+				off := false
+				e.injectionDetection = &off
+			}
+			e.login(t)
+			res := e.run(t, "Item: granola\nQuantity: 1\n")
+			if !res.OK() || res.Tool != scripted.ToolReportAdded {
+				t.Fatalf("run = %s, want the granola added", res.FailureText())
+			}
+			if hits := e.ds.CheckoutHits(); hits != 0 {
+				t.Errorf("the checkout page was reached %d times", hits)
+			}
+			tried := false
+			for _, r := range e.srv.Requests() {
+				cu := r.ComputerUse()
+				on := cu != nil && cu.EnablePromptInjectionDetection != nil && *cu.EnablePromptInjectionDetection
+				if on != detect {
+					t.Errorf("request %d: enablePromptInjectionDetection = %t, want %t", r.Call, on, detect)
+				}
+				for _, fc := range r.PastCalls() {
+					if u, _ := fc.Args["url"].(string); strings.Contains(u, "/checkout") {
+						tried = true
+					}
+				}
+			}
+			if tried == detect {
+				t.Errorf("checkout attempted = %t with detection %t", tried, detect)
+			}
+			n := 0
+			for _, l := range e.ds.Cart() {
+				if l.ProductID == "granola-honey-oat-500g" {
+					n = l.Quantity
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d granola in the cart, want 1", n)
+			}
+		})
 	}
 }
 

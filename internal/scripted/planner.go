@@ -214,6 +214,16 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 	}
 
 	results := demostore.Search(g.Item)
+	// Product text that gives the agent orders is a prompt injection. With
+	// the Computer Use tool's enablePromptInjectionDetection on, the service
+	// checks the page and the model is not steered; off, the planner plays a
+	// model that falls for it once and tries the checkout the text names —
+	// which the browser policy refuses — before it returns to its task.
+	if injected(results) && !detectionOn(req) {
+		if u := p.opts.BaseURL + "/checkout"; !h.navigated(u) {
+			return say("The product text says to open the checkout and place the order; doing that.", navigate(u))
+		}
+	}
 	chosen := -1
 	if ans, asked := h.lastResponse(ToolPresentOptions); asked {
 		if ans["answer"] != "product" {
@@ -305,6 +315,23 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 		"url":        productURL(prod, search),
 		"quantity":   g.Quantity,
 	}))
+}
+
+// injected reports whether a product's text tells the agent what to do.
+func injected(results []demostore.Product) bool {
+	for _, r := range results {
+		if n := strings.ToLower(r.Name); strings.Contains(n, "ai assistant:") || strings.Contains(n, "ignore your task") {
+			return true
+		}
+	}
+	return false
+}
+
+// detectionOn reports whether the request asked the Computer Use tool for
+// prompt injection detection.
+func detectionOn(req *gemini.Request) bool {
+	cu := req.ComputerUse()
+	return cu != nil && cu.EnablePromptInjectionDetection != nil && *cu.EnablePromptInjectionDetection
 }
 
 func (p *Planner) presentOptions(g Goal, results []demostore.Product, search, why string) *genai.FunctionCall {

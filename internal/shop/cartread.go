@@ -29,9 +29,10 @@ type ModelCartReader struct {
 	Limiter agent.Limiter
 	// Screens is the most screenshots taken (default 4).
 	Screens int
-	// Prices in USD per million tokens, for Cart.Usage.CostUSD.
-	InputPricePerMTok, OutputPricePerMTok float64
-	Logger                                *slog.Logger
+	// Price overrides the model table's price for Cart.Usage.CostUSD
+	// (nil: the table's; unknown for a model without one).
+	Price  *agent.Price
+	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -121,11 +122,12 @@ func (m *ModelCartReader) ask(ctx context.Context, parts []*genai.Part) (Cart, e
 		}
 		defer m.Limiter.Release(1)
 	}
-	zero := float32(0)
+	// No sampling parameters: temperature is deprecated for Gemini 3
+	// models (the default is what they are tuned for); the schema keeps the
+	// answer well-formed.
 	resp, err := m.Client.Models.GenerateContent(ctx, m.Model,
 		[]*genai.Content{genai.NewContentFromParts(parts, genai.RoleUser)},
 		&genai.GenerateContentConfig{
-			Temperature:      &zero,
 			ResponseMIMEType: "application/json",
 			ResponseSchema:   cartSchema,
 		})
@@ -134,10 +136,16 @@ func (m *ModelCartReader) ask(ctx context.Context, parts []*genai.Part) (Cart, e
 	}
 	var usage report.Usage
 	if u := resp.UsageMetadata; u != nil {
-		usage.PromptTokens = int64(u.PromptTokenCount)
-		usage.OutputTokens = int64(u.CandidatesTokenCount)
-		usage.TotalTokens = int64(u.TotalTokenCount)
-		usage.CostUSD = (float64(usage.PromptTokens)*m.InputPricePerMTok + float64(usage.OutputTokens)*m.OutputPricePerMTok) / 1e6
+		// Thinking is billed as output: count it there.
+		au := agent.Usage{
+			PromptTokens:  int64(u.PromptTokenCount) + int64(u.ToolUsePromptTokenCount),
+			OutputTokens:  int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
+			ThoughtTokens: int64(u.ThoughtsTokenCount),
+			TotalTokens:   int64(u.TotalTokenCount),
+		}
+		au = agent.Cost(au, m.Model, m.Price, m.now())
+		usage = report.Usage{PromptTokens: au.PromptTokens, OutputTokens: au.OutputTokens, TotalTokens: au.TotalTokens,
+			CostUSD: au.CostUSD, CostUnknown: au.CostUnknown}
 	}
 	text := responseText(resp)
 	var mc modelCart

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/sync/semaphore"
+	"google.golang.org/genai"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
@@ -84,8 +85,8 @@ func TestModelCartReader(t *testing.T) {
 			tab := &pagedTab{screens: 3}
 			h := &pagedHost{tab: tab}
 			tab.host = &h.fakeHost
-			rd := &ModelCartReader{Client: client, Model: "gemini-2.5-flash", CartURL: "https://shop.test/cart", Screens: 5,
-				Limiter: semaphore.NewWeighted(1), InputPricePerMTok: 1, OutputPricePerMTok: 10}
+			rd := &ModelCartReader{Client: client, Model: "gemini-3.8-flash", CartURL: "https://shop.test/cart", Screens: 5,
+				Limiter: semaphore.NewWeighted(1), Price: &agent.Price{Input: 1, Output: 10}}
 			cart, err := rd.ReadCart(context.Background(), h)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -107,20 +108,28 @@ func TestModelCartReader(t *testing.T) {
 			if len(cart.Lines) == 2 && (cart.Lines[0].Price.UnitCents != 549 || cart.Lines[1].Price.UnitCents != 399) {
 				t.Errorf("prices = %v, %v", cart.Lines[0].Price, cart.Lines[1].Price)
 			}
-			if cart.Usage.TotalTokens == 0 || cart.Usage.CostUSD == 0 {
-				t.Errorf("usage = %+v", cart.Usage)
+			// Thinking is billed as output: the fake's thoughts (medium by
+			// default) are in OutputTokens and priced there.
+			thoughts := int64(gemini.ThoughtTokens[genai.ThinkingLevelMedium])
+			u := cart.Usage
+			want := float64(u.PromptTokens)*1/1e6 + float64(u.OutputTokens)*10/1e6
+			if u.TotalTokens == 0 || u.OutputTokens <= thoughts || u.CostUnknown || u.CostUSD != want {
+				t.Errorf("usage = %+v, want output above %d thinking tokens and cost %v", u, thoughts, want)
 			}
 			reqs := srv.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("%d model calls, want exactly one", len(reqs))
 			}
 			req := reqs[0]
-			if tab.navigated != "https://shop.test/cart" || req.ImageCount() != 3 || req.Model != "gemini-2.5-flash" {
+			if tab.navigated != "https://shop.test/cart" || req.ImageCount() != 3 || req.Model != "gemini-3.8-flash" {
 				t.Errorf("navigated %q, %d images (want 3: scrolling stops at the page end), model %s", tab.navigated, req.ImageCount(), req.Model)
 			}
 			gc, _ := json.Marshal(req.GenerationConfig)
 			if !strings.Contains(string(gc), `"responseMimeType":"application/json"`) || !strings.Contains(string(gc), `"is_cart_page"`) {
 				t.Errorf("generation config lacks the response schema: %s", gc)
+			}
+			if strings.Contains(string(gc), "temperature") {
+				t.Errorf("generation config sends a sampling parameter deprecated for Gemini 3: %s", gc)
 			}
 		})
 	}

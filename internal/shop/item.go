@@ -452,6 +452,7 @@ func usageOf(u agent.Usage) report.Usage {
 		OutputTokens: int64(u.OutputTokens),
 		TotalTokens:  int64(u.TotalTokens),
 		CostUSD:      float64(u.CostUSD),
+		CostUnknown:  u.CostUnknown,
 	}
 }
 

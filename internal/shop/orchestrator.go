@@ -692,6 +692,7 @@ func addUsage(a, b report.Usage) report.Usage {
 	a.OutputTokens += b.OutputTokens
 	a.TotalTokens += b.TotalTokens
 	a.CostUSD += b.CostUSD
+	a.CostUnknown = a.CostUnknown || b.CostUnknown
 	return a
 }
 

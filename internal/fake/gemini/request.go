@@ -182,6 +182,63 @@ func (r *Request) ImageCount() int {
 	return n
 }
 
+// MediaResolution is the request's generationConfig.mediaResolution
+// ("" when unset).
+func (r *Request) MediaResolution() genai.MediaResolution {
+	v, _ := r.GenerationConfig["mediaResolution"].(string)
+	return genai.MediaResolution(v)
+}
+
+// ThinkingLevel is the request's generationConfig.thinkingConfig.thinkingLevel,
+// medium (the Gemini 3 Flash default) when unset.
+func (r *Request) ThinkingLevel() genai.ThinkingLevel {
+	if tc, ok := r.GenerationConfig["thinkingConfig"].(map[string]any); ok {
+		if v, ok := tc["thinkingLevel"].(string); ok && v != "" {
+			return genai.ThinkingLevel(v)
+		}
+	}
+	return genai.ThinkingLevelMedium
+}
+
+// ImageTokens is the prompt tokens of the request's images: TokensPerImage
+// at each image's media resolution (its part's own, else the request's,
+// else high).
+func (r *Request) ImageTokens() int {
+	global := r.MediaResolution()
+	tokens := func(part *genai.PartMediaResolution) int {
+		res := global
+		if part != nil && part.Level != "" {
+			res = genai.MediaResolution(part.Level)
+		}
+		if n, ok := TokensPerImage[res]; ok {
+			return n
+		}
+		return TokensPerImage[genai.MediaResolutionHigh]
+	}
+	n := 0
+	for _, c := range r.Contents {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p == nil {
+				continue
+			}
+			if p.InlineData != nil && strings.HasPrefix(p.InlineData.MIMEType, "image/") {
+				n += tokens(p.MediaResolution)
+			}
+			if p.FunctionResponse != nil {
+				for _, fp := range p.FunctionResponse.Parts {
+					if fp != nil && fp.InlineData != nil && strings.HasPrefix(fp.InlineData.MIMEType, "image/") {
+						n += tokens(nil)
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
 // Declaration returns the custom function declaration with that name, or nil.
 func (r *Request) Declaration(name string) *genai.FunctionDeclaration {
 	for _, t := range r.Tools {

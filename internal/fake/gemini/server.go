@@ -60,9 +60,30 @@ const (
 	FaultHang Fault = "hang"
 )
 
-// TokensPerImage is the prompt-token estimate for one image when a Reply does
-// not set Usage.
-const TokensPerImage = 1000
+// TokensPerImage is the prompt-token count of one image at each media
+// resolution, as the Gemini API documents it for Gemini 3 models (images:
+// low 280, medium 560, high 1120; unspecified is high). It is used when a
+// Reply does not set Usage. The request's generationConfig.mediaResolution
+// applies to every image; a part's own mediaResolution overrides it.
+var TokensPerImage = map[genai.MediaResolution]int{
+	genai.MediaResolutionLow:    280,
+	genai.MediaResolutionMedium: 560,
+	genai.MediaResolutionHigh:   1120,
+}
+
+// ThoughtTokens is the thinking-token count the fake reports per reply at
+// each thinking level (unspecified: medium). The API documents no such
+// figure: these are the fake's own round numbers, so that thinking shows up
+// in usage and cost the way the real service bills it (as output).
+var ThoughtTokens = map[genai.ThinkingLevel]int{
+	genai.ThinkingLevelMinimal: 0,
+	genai.ThinkingLevelLow:     64,
+	genai.ThinkingLevelMedium:  256,
+	genai.ThinkingLevelHigh:    1024,
+}
+
+// QuotaWindow is the window of Config.RPM.
+const QuotaWindow = time.Minute
 
 // Config configures a Server.
 type Config struct {
@@ -75,6 +96,13 @@ type Config struct {
 	// DiscardRequests stops the server from keeping request bodies (for the
 	// long-running scripted mode, where nobody asserts on them).
 	DiscardRequests bool
+	// RPM, when > 0, is the project's requests-per-minute quota: like the
+	// real service, a request beyond RPM in the last QuotaWindow gets 429
+	// RESOURCE_EXHAUSTED with a google.rpc.RetryInfo retryDelay.
+	RPM int
+	// Now is the server's clock, for arrival times, RPM and storms (nil:
+	// time.Now). Tests that speed time up give the client the same clock.
+	Now func() time.Time
 }
 
 // Server is the fake Gemini API.
@@ -82,12 +110,15 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	mu       sync.Mutex
-	busy     time.Duration
-	calls    int
-	requests []Request
-	faults   []Fault
-	issued   map[string]string // thought signature → canonical parts JSON of the model turn
+	mu                    sync.Mutex
+	busy                  time.Duration
+	calls                 int
+	requests              []Request
+	faults                []Fault
+	issued                map[string]string // thought signature → canonical parts JSON of the model turn
+	arrivals              []time.Time       // every request's arrival, in order
+	inFlight, maxInFlight int
+	storm                 storm
 
 	ln      net.Listener
 	srv     *http.Server
@@ -158,6 +189,97 @@ func (s *Server) NewClient(ctx context.Context) (*genai.Client, error) {
 	return c, nil
 }
 
+// storm is a period in which every request gets 429.
+type storm struct {
+	until     time.Time
+	retryInfo bool
+	hits      int
+}
+
+// RateLimitUntil answers every request with 429 RESOURCE_EXHAUSTED until t
+// (on the server's clock): a quota storm. With retryInfo the error carries
+// a google.rpc.RetryInfo whose retryDelay is the time left, as the real
+// service sends for per-minute quotas; without, only the status.
+func (s *Server) RateLimitUntil(t time.Time, retryInfo bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.storm = storm{until: t, retryInfo: retryInfo}
+}
+
+// RateLimited is the number of requests answered 429 by a storm or the RPM
+// quota.
+func (s *Server) RateLimited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storm.hits
+}
+
+// MaxInFlight is the most requests the server was handling at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// Arrivals returns the arrival time (server clock) of every request so far.
+func (s *Server) Arrivals() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.arrivals...)
+}
+
+// MaxInWindow is the largest number of times (sorted) in any window of
+// length w: the peak request rate the server saw.
+func MaxInWindow(times []time.Time, w time.Duration) int {
+	most, lo := 0, 0
+	for hi := range times {
+		for !times[hi].Before(times[lo].Add(w)) {
+			lo++
+		}
+		most = max(most, hi-lo+1)
+	}
+	return most
+}
+
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
+// quota decides, under s.mu, whether the request that arrived at now gets
+// 429, and the retryDelay to advise ("" for none).
+func (s *Server) quota(now time.Time) (limited bool, retryDelay string) {
+	if now.Before(s.storm.until) {
+		s.storm.hits++
+		if s.storm.retryInfo {
+			return true, retryDelaySeconds(s.storm.until.Sub(now))
+		}
+		return true, ""
+	}
+	if s.cfg.RPM <= 0 {
+		return false, ""
+	}
+	// The arrivals in the window before this one (which is already recorded).
+	n := len(s.arrivals) - 1
+	i := n
+	for i > 0 && now.Before(s.arrivals[i-1].Add(QuotaWindow)) {
+		i--
+	}
+	if n-i < s.cfg.RPM {
+		return false, ""
+	}
+	s.storm.hits++
+	return true, retryDelaySeconds(s.arrivals[n-s.cfg.RPM].Add(QuotaWindow).Sub(now))
+}
+
+// retryDelaySeconds spells a delay as google.rpc.RetryInfo does in JSON
+// ("17s", rounded up to whole seconds).
+func retryDelaySeconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", int64((d+time.Second-1)/time.Second))
+}
+
 // Close stops the server, releasing hanging requests, and waits for it.
 func (s *Server) Close() {
 	s.close.Do(func() {
@@ -212,9 +334,14 @@ func (s *Server) HandlerTime() time.Duration {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.mu.Lock()
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.busy += time.Since(start)
+		s.inFlight--
 		s.mu.Unlock()
 	}()
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, pathPrefix) || !strings.HasSuffix(r.URL.Path, pathSuffix) {
@@ -254,8 +381,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if !s.cfg.DiscardRequests {
 		s.requests = append(s.requests, req)
 	}
+	now := s.now()
+	s.arrivals = append(s.arrivals, now)
+	limited, retryDelay := s.quota(now)
 	var fault Fault
-	if len(s.faults) > 0 {
+	if !limited && len(s.faults) > 0 {
 		fault, s.faults = s.faults[0], s.faults[1:]
 	}
 	s.mu.Unlock()
@@ -264,6 +394,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if decodeErr != nil {
 		log.Debug("bad request body", "err", decodeErr)
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Invalid JSON payload received. "+decodeErr.Error())
+		return
+	}
+	if limited {
+		log.Debug("quota exhausted", "retry_delay", retryDelay)
+		writeQuotaError(w, retryDelay)
 		return
 	}
 	switch fault {
@@ -483,7 +618,7 @@ func signature(call int) []byte {
 // one token per four bytes of the rest of the request; output one token per
 // four bytes of the reply's parts.
 func estimateUsage(req *Request, out *genai.Content) *genai.GenerateContentResponseUsageMetadata {
-	images := req.ImageCount()
+	imageTokens := req.ImageTokens()
 	imageBytes := 0
 	for _, c := range req.Contents {
 		if c == nil {
@@ -505,17 +640,19 @@ func estimateUsage(req *Request, out *genai.Content) *genai.GenerateContentRespo
 			}
 		}
 	}
-	prompt := int32(max(len(req.Raw)-imageBytes, 0)/4 + images*TokensPerImage)
-	var output int32 = 1
+	prompt := int32(max(len(req.Raw)-imageBytes, 0)/4 + imageTokens)
+	var output, thoughts int32 = 1, 0
 	if out != nil {
 		if b, err := json.Marshal(out.Parts); err == nil {
 			output = int32(max(len(b)/4, 1))
 		}
+		thoughts = int32(ThoughtTokens[req.ThinkingLevel()])
 	}
 	return &genai.GenerateContentResponseUsageMetadata{
 		PromptTokenCount:     prompt,
 		CandidatesTokenCount: output,
-		TotalTokenCount:      prompt + output,
+		ThoughtsTokenCount:   thoughts,
+		TotalTokenCount:      prompt + output + thoughts,
 	}
 }
 
@@ -540,6 +677,29 @@ func statusName(code int) string {
 	default:
 		return "UNKNOWN"
 	}
+}
+
+// writeQuotaError is the real service's 429 for a per-minute quota: a
+// QuotaFailure detail and, when retryDelay is set, a RetryInfo detail.
+func writeQuotaError(w http.ResponseWriter, retryDelay string) {
+	details := []map[string]any{{
+		"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+		"violations": []map[string]any{{
+			"quotaMetric": "generativelanguage.googleapis.com/generate_content_paid_tier_requests",
+			"quotaId":     "GenerateRequestsPerMinutePerProjectPerModel",
+		}},
+	}}
+	if retryDelay != "" {
+		details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retryDelay})
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"code": http.StatusTooManyRequests, "status": "RESOURCE_EXHAUSTED",
+		"message": "You exceeded your current quota, please check your plan and billing details.",
+		"details": details,
+	}})
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(b)
 }
 
 func writeError(w http.ResponseWriter, code int, status, msg string) {
