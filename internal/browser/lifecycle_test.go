@@ -302,8 +302,19 @@ func TestRemoteBrowserOverCDP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Chromium did not print its DevTools endpoint")
 	}
-	o := baseOptions(t, siteProfile(), "", "", nil)
+	// The remote browser's traffic goes through the Host's policy proxy,
+	// which applies the same MAP rules.
+	o := baseOptions(t, siteProfile(), "", site.rules, nil)
 	o.RemoteURL = ws
+	// A remote browser that cannot reach the policy proxy is not used.
+	bad := o
+	bad.remoteProxy = "http://127.0.0.1:1"
+	if h, err := Launch(ctx, bad); err == nil {
+		closeHost(t, h)
+		t.Fatal("a remote browser outside the policy proxy was used")
+	} else if !strings.Contains(err.Error(), "cannot reach the policy proxy") {
+		t.Fatalf("remote browser without the proxy: %v", err)
+	}
 	h := launch(t, o)
 	defer closeHost(t, h)
 	tab := newTab(t, h)

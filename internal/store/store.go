@@ -211,18 +211,18 @@ func Metro() Profile {
 // demo's self-signed certificate.
 func Demo() Profile {
 	return Profile{
-		Name:                  "demo",
-		HomeURL:               "https://www.metro.ca/en",
-		CartURL:               "https://www.metro.ca/en/online-grocery/cart",
-		SearchURLTemplate:     "https://www.metro.ca/en/online-grocery/search?filter={q}",
-		AllowedHosts:          []string{"www.metro.ca", "product-images.metro.ca"},
-		LoginHosts:            []string{"auth.moiid.ca"},
-		BlockedPaths:          slices.Clone(metroBlockedPaths),
-		OrderPaths:            slices.Clone(orderPaths),
-		StoreHosts:            []string{"www.metro.ca", "product-images.metro.ca"},
+		Name:              "demo",
+		HomeURL:           "https://www.metro.ca/en",
+		CartURL:           "https://www.metro.ca/en/online-grocery/cart",
+		SearchURLTemplate: "https://www.metro.ca/en/online-grocery/search?filter={q}",
+		AllowedHosts:      []string{"www.metro.ca", "product-images.metro.ca"},
+		LoginHosts:        []string{"auth.moiid.ca"},
+		BlockedPaths:      slices.Clone(metroBlockedPaths),
+		OrderPaths:        slices.Clone(orderPaths),
+		StoreHosts:        []string{"www.metro.ca", "product-images.metro.ca"},
 		// Exactly the demo store's cart API (package demostore).
-		CartPaths:      []string{"/api/cart/add", "/api/cart/update", "/api/postal-code", "/api/consent"},
-		CartPathsExact: true,
+		CartPaths:             []string{"/api/cart/add", "/api/cart/update", "/api/postal-code", "/api/consent"},
+		CartPathsExact:        true,
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
