@@ -579,9 +579,6 @@ func (h *Host) install(g *generation) error {
 	if err := h.verifyProxy(g); err != nil {
 		return err
 	}
-	if err := g.ctx.Route("**/*", h.route(g)); err != nil {
-		return fmt.Errorf("browser: installing the network policy: %w", err)
-	}
 	g.ctx.OnPage(func(p playwright.Page) { h.onPage(g, p) })
 	sess, err := g.ctx.NewCDPSession(g.keeper)
 	if err != nil {

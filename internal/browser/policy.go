@@ -12,60 +12,13 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
-// Abort reasons: a top-level navigation aborted with "aborted" leaves the
-// tab on its current page (no error page); other requests fail visibly.
+// CDP error reasons for a refused document request: a top-level
+// navigation failed as "Aborted" leaves the tab on its current page (no
+// error page); a frame's gets an error page.
 const (
-	abortNavigation  = "aborted"
-	abortSubresource = "blockedbyclient"
+	abortNavigation = "Aborted"
+	abortFrame      = "BlockedByClient"
 )
-
-// route is the context-level request handler: it runs (on its own
-// goroutine, one per request) for every request of every page, popup and
-// frame of the context.
-func (h *Host) route(g *generation) func(playwright.Route) {
-	return func(r playwright.Route) {
-		req := r.Request()
-		raw := req.URL()
-		u, err := url.Parse(raw)
-		if err != nil {
-			_ = r.Abort(abortSubresource)
-			return
-		}
-		switch strings.ToLower(u.Scheme) {
-		case "http", "https", "ws", "wss":
-		default:
-			_ = r.Continue() // data:, blob: and friends never reach the network
-			return
-		}
-		nav := req.IsNavigationRequest()
-		frame := req.Frame()
-		var page playwright.Page
-		mainFrame := nav // a navigation without a frame is a new tab's first one
-		if frame != nil {
-			page = frame.Page()
-			mainFrame = nav && frame.ParentFrame() == nil
-		}
-		h.mu.Lock()
-		st := h.pages[page]
-		isLogin := page != nil && page == h.loginPage
-		h.mu.Unlock()
-
-		v := h.profile.CheckRequest(req.Method(), u, isLogin)
-		if v.Allowed {
-			_ = r.Continue()
-			return
-		}
-		h.noteRefused(req.Method(), u, v, "route")
-		if nav && mainFrame {
-			if st != nil {
-				st.block(raw, v.Reason)
-			}
-			_ = r.Abort(abortNavigation)
-			return
-		}
-		_ = r.Abort(abortSubresource)
-	}
-}
 
 // allowHost is the proxy's check for opening a tunnel: the allowlist,
 // plus the login hosts while Login runs.
@@ -187,46 +140,97 @@ func (h *Host) popupNavigation(st *pageState, raw string) {
 	})
 }
 
-// redirectGuard watches a tab's document responses through a CDP session
-// of its own and fails redirects that lead off the allowlist or, for the
-// tab's top-level document, to a blocked path. (Playwright's route handler
-// never sees redirect hops.)
-func (h *Host) redirectGuard(g *generation, page playwright.Page, st *pageState) error {
+// guard is a tab's navigation guard: a CDP session of the tab's own
+// pauses its document requests and responses, so that a navigation the
+// policy refuses (a link, a form, a script, a redirect hop) is stopped in
+// the browser before any request is made: the tab stays on its page and
+// gets a notice the model reads. The policy proxy refuses the same
+// requests for every tab, frame and worker; the guard only makes the
+// refusal of a tab's own navigations graceful.
+func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 	sess, err := g.ctx.NewCDPSession(page)
 	if err != nil {
-		return fmt.Errorf("browser: opening the redirect guard's CDP session: %w", err)
+		return fmt.Errorf("browser: opening the tab guard's CDP session: %w", err)
+	}
+	mainFrameID := ""
+	if res, err := sess.Send("Page.getFrameTree", nil); err == nil {
+		if m, ok := res.(map[string]any); ok {
+			if ft, ok := m["frameTree"].(map[string]any); ok {
+				if f, ok := ft["frame"].(map[string]any); ok {
+					mainFrameID, _ = f["id"].(string)
+				}
+			}
+		}
 	}
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
-			h.onDocumentResponse(sess, st, ev)
+			h.onDocument(sess, mainFrameID, st, ev)
 		})
 	})
 	_, err = sess.Send("Fetch.enable", map[string]any{
-		"patterns": []any{map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}},
+		"patterns": []any{
+			map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
+			map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
+		},
 	})
 	if err != nil {
-		return fmt.Errorf("browser: enabling the redirect guard: %w", err)
+		return fmt.Errorf("browser: enabling the tab guard: %w", err)
 	}
 	return nil
 }
 
-func (h *Host) onDocumentResponse(sess playwright.CDPSession, st *pageState, ev map[string]any) {
+// onDocument decides on one paused document request (or response, for a
+// redirect).
+func (h *Host) onDocument(sess playwright.CDPSession, mainFrameID string, st *pageState, ev map[string]any) {
 	id, _ := ev["requestId"].(string)
-	status, _ := ev["responseStatusCode"].(float64)
-	if status >= 300 && status < 400 {
-		if target, reason := h.redirectVerdict(ev); reason != "" {
+	frameID, _ := ev["frameId"].(string)
+	main := mainFrameID == "" || frameID == mainFrameID
+	fail := func(target, reason string) {
+		why := abortFrame
+		if main {
+			why = abortNavigation
 			st.block(target, reason)
-			st.notice(fmt.Sprintf("A redirect to %s was blocked: %s.", target, reason))
-			_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "Aborted"})
+		}
+		_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": why})
+	}
+	if status, isResponse := ev["responseStatusCode"].(float64); isResponse {
+		if status >= 300 && status < 400 {
+			if target, reason := h.redirectVerdict(ev); reason != "" {
+				if main {
+					st.notice(fmt.Sprintf("A redirect to %s was blocked: %s.", target, reason))
+				}
+				fail(target, reason)
+				return
+			}
+		}
+		if _, err := sess.Send("Fetch.continueResponse", map[string]any{"requestId": id}); err != nil {
+			_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
+		}
+		return
+	}
+	if _, failed := ev["responseErrorReason"]; !failed {
+		var raw, method string
+		if r, ok := ev["request"].(map[string]any); ok {
+			raw, _ = r["url"].(string)
+			method, _ = r["method"].(string)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			fail(raw, "the address cannot be parsed")
 			return
 		}
+		if s := strings.ToLower(u.Scheme); s == "http" || s == "https" {
+			if v := h.profile.CheckRequest(method, u, false); !v.Allowed {
+				h.noteRefused(method, u, v, "guard")
+				fail(raw, v.Reason)
+				return
+			}
+		}
 	}
-	if _, err := sess.Send("Fetch.continueResponse", map[string]any{"requestId": id}); err != nil {
-		_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
-	}
+	_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
 }
 
-// redirectVerdict returns the redirect's target and, if the policy forbids
+// redirectVerdict returns a redirect's target and, if the policy forbids
 // it, why.
 func (h *Host) redirectVerdict(ev map[string]any) (string, string) {
 	var from, loc string

@@ -96,7 +96,7 @@ func (h *Host) NewTab(ctx context.Context) (*Tab, error) {
 			return nil, fmt.Errorf("browser: setting the tab's viewport: %w", err)
 		}
 	}
-	if err := h.redirectGuard(g, p, st); err != nil {
+	if err := h.guard(g, p, st); err != nil {
 		_ = t.Close()
 		return nil, err
 	}
