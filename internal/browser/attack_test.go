@@ -180,9 +180,11 @@ Promise.allSettled(all).then(() => fetch('/attack-done', {cache: 'no-store'}));
 
 // attackTargets are blocked paths spelled as a page might, and a path
 // that is only refused for state-changing methods.
+// (Every spelling the normalisation handles is in the store package's
+// tests; these are a few of each kind.)
 var attackTargets = []string{
-	"/en/online-grocery/checkout", "/CHECKOUT/", "/en/%63heckout/step-1", "/en/aisles/%2e%2e/payment",
-	"/account%2Fsettings", "//billing//x", "/api/place-order", "/en/login", "/en/online-grocery/lists/save",
+	"/en/online-grocery/checkout", "/en/aisles/%2e%2e/%63heckout/step-1", "/en//Account%2Fsettings//",
+	"/api/place-order", "/en/online-grocery/lists/save",
 }
 
 // redirectVariants turn a target path into the address a vector uses:
@@ -193,18 +195,17 @@ var redirectVariants = []struct {
 	wrap func(target string) string
 }{
 	{"direct", func(p string) string { return p }},
-	{"301", func(p string) string { return "/r/301?to=" + url.QueryEscape(p) }},
+	{"301-then-307", func(p string) string {
+		return "/r/301?to=" + url.QueryEscape("/r/307?to="+url.QueryEscape(p))
+	}},
 	{"302", func(p string) string { return "/r/302?to=" + url.QueryEscape(p) }},
-	{"303", func(p string) string { return "/r/303?to=" + url.QueryEscape(p) }},
-	{"307", func(p string) string { return "/r/307?to=" + url.QueryEscape(p) }},
-	{"308", func(p string) string { return "/r/308?to=" + url.QueryEscape(p) }},
-	{"chain", func(p string) string {
-		return "/r/302?to=" + url.QueryEscape("/r/307?to="+url.QueryEscape(p))
+	{"303-then-308", func(p string) string {
+		return "/r/303?to=" + url.QueryEscape("/r/308?to="+url.QueryEscape(p))
 	}},
 	{"other-host", func(p string) string {
 		return "https://product-images.metro.ca/r/302?to=" + url.QueryEscape("https://www.metro.ca"+p)
 	}},
-	{"absolute-redirect", func(p string) string { return "/r/302?to=" + url.QueryEscape("https://WWW.METRO.CA:443"+p) }},
+	{"absolute-307", func(p string) string { return "/r/307?to=" + url.QueryEscape("https://WWW.METRO.CA:443"+p) }},
 	{"meta-refresh", func(p string) string { return "/meta?to=" + url.QueryEscape(p) }},
 }
 
@@ -262,8 +263,10 @@ func TestAttackMatrix(t *testing.T) {
 				tj, _ := json.Marshal(targets)
 				done0 := site.count("GET", "www.metro.ca", "/attack-done")
 				mustDo(t, "open the attack page", tab.Navigate(testCtx(t), "https://www.metro.ca/attack?t="+url.QueryEscape(string(tj))))
+				// Settled, or already failed (a page whose requests go
+				// through may never settle).
 				waitFor(t, rv.name+": every vector to settle", 90*time.Second, func() bool {
-					return site.count("GET", "www.metro.ca", "/attack-done") > done0
+					return site.count("GET", "www.metro.ca", "/attack-done") > done0 || len(refusedReached(prof, site.snapshot())) > 0
 				})
 				n := len(eval(t, tab, `() => window.attackVectors`).([]any))
 				probes += n * len(targets)
@@ -286,6 +289,9 @@ func TestAttackMatrix(t *testing.T) {
 			status := eval(t, tab, `(u) => fetch(u, {method: 'POST', body: '{}'}).then(r => r.status)`, cart)
 			if status != 200 || site.count("POST", "www.metro.ca", cart) == 0 {
 				t.Fatalf("cart operation POST %s: status %v, server hits %d", cart, status, site.count("POST", "www.metro.ca", cart))
+			}
+			if bad := refusedReached(prof, site.snapshot()); len(bad) > 0 {
+				t.Fatalf("requests the policy refuses reached the server:\n%s", strings.Join(bad, "\n"))
 			}
 			if h.Refused()[store.RuleStateChange] == 0 || h.Refused()[store.RuleOrder] == 0 || h.Refused()[store.RuleBlockedPath] == 0 {
 				t.Fatalf("refusals by rule %v: every rule should have been exercised", h.Refused())
