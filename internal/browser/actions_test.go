@@ -394,3 +394,45 @@ func TestNavigationActions(t *testing.T) {
 		}
 	})
 }
+
+// TestActionsAreBounded: typing has a length cap and stops at the action
+// timeout (issue 13: 20,000 characters typed for 66 s), and Wait is cut to
+// the action timeout; the errors are ones the model reads.
+func TestActionsAreBounded(t *testing.T) {
+	requireBrowser(t)
+	site := newSite(t)
+	defer site.close()
+	o := baseOptions(t, siteProfile(), t.TempDir(), site.rules, nil)
+	o.ActionTimeout = time.Second
+	h := launch(t, o)
+	defer closeHost(t, h)
+	tab := newTab(t, h)
+	ctx := testCtx(t)
+	mustDo(t, "navigate", tab.Navigate(ctx, "http://shop.test/keys"))
+	field := norm(500, 120)
+
+	var ie *InputError
+	err := tab.TypeAt(ctx, field, strings.Repeat("a", 20000), false, true)
+	if !errors.As(err, &ie) || !ie.Rejected() || !strings.Contains(err.Error(), "at most 1000") {
+		t.Fatalf("typing 20,000 characters: %v, want a rejected InputError naming the limit", err)
+	}
+	if v := inputValue(t, tab, "in"); v != "" {
+		t.Fatalf("the refused text was typed: %d characters", len(v))
+	}
+
+	// Each key costs the page 20 ms, so 1000 keys cannot fit in the
+	// 1 s action timeout: typing stops there and says so.
+	eval(t, tab, `() => document.getElementById('in').addEventListener('keydown', () => { const end = performance.now() + 20; while (performance.now() < end) {} })`)
+	err = tab.TypeAt(ctx, field, strings.Repeat("b", MaxTypeChars), false, true)
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Rejected() || !strings.Contains(err.Error(), "typing stopped after") {
+		t.Fatalf("typing past the action timeout: %v, want a rejected TimeoutError", err)
+	}
+	if n := len(inputValue(t, tab, "in")); n == 0 || n >= MaxTypeChars {
+		t.Fatalf("%d characters typed, want some but not all", n)
+	}
+
+	// Wait is cut to the action timeout (it returns; the test's context
+	// would end a wait of an hour).
+	mustDo(t, "wait an hour", tab.Wait(ctx, time.Hour))
+}

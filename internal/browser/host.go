@@ -67,6 +67,7 @@ const (
 	closeStepTimeout      = 5 * time.Second
 	staleRequestAfter     = 5 * time.Second
 	maxWait               = time.Minute
+	actionGrace           = 2 * time.Second // after the action timeout, before act gives up on a call
 	settlePollInterval    = 20 * time.Millisecond
 	authGraceOnScreenshot = 1500 * time.Millisecond
 )
