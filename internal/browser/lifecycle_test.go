@@ -7,6 +7,7 @@ import (
 	"errors"
 	"image/jpeg"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"slices"
 	"strings"
@@ -441,5 +442,69 @@ func TestCloseWithoutDeadlineIsBounded(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close without a deadline did not return while a call hung")
+	}
+}
+
+// TestNoCredentialsAtRest: after a scripted login the store username is
+// nowhere in the profile's form-data stores (autocomplete and password
+// saving are off; without that Chromium keeps the username in "Web
+// Data"), and form data saved before (by an older version) is removed at
+// the next launch.
+func TestNoCredentialsAtRest(t *testing.T) {
+	requireBrowser(t)
+	const username = "at-rest@demo.test"
+	s, err := demostore.Start(context.Background(), demostore.Options{Username: username, Password: "at-rest-password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	// Form data left by an earlier session.
+	if err := os.MkdirAll(filepath.Join(dir, "Default"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Web Data", "Login Data"} {
+		if err := os.WriteFile(filepath.Join(dir, "Default", name), []byte("SQLite format 3\x00 autofill "+username), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := baseOptions(t, store.Demo(), dir, s.HostResolverRules(), nil)
+	o.Username, o.Password = username, config.Secret("at-rest-password")
+	h := launch(t, o)
+	mustDo(t, "log in", h.Login(testCtx(t)))
+	// The form was submitted; close the browser so every store is flushed.
+	tab := newTab(t, h)
+	mustDo(t, "open the store", tab.Navigate(testCtx(t), store.Demo().HomeURL))
+	closeHost(t, h)
+
+	entries, err := os.ReadDir(filepath.Join(dir, "Default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "Web Data") && !strings.HasPrefix(e.Name(), "Login Data") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "Default", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if strings.Contains(string(b), username) {
+			t.Errorf("the username is stored in the profile's %q", e.Name())
+		}
+	}
+	if checked == 0 {
+		t.Fatal("Chromium wrote no form-data store: the test checked nothing")
+	}
+	prefs, err := os.ReadFile(filepath.Join(dir, "Default", "Preferences"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"profile_enabled":false`, `"credentials_enable_service":false`, `"password_manager_enabled":false`} {
+		if !strings.Contains(string(prefs), want) {
+			t.Errorf("Preferences lack %s after the session", want)
+		}
 	}
 }
