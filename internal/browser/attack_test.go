@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/screen"
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
@@ -334,5 +335,40 @@ func TestPopupFromSandboxedFrameIsGuarded(t *testing.T) {
 				t.Fatalf("requests the policy refuses reached the server:\n%s", strings.Join(bad, "\n"))
 			}
 		})
+	}
+}
+
+// TestDemoExpressCheckoutWidgetIsStopped: the demo store's product pages
+// carry a hostile "express checkout" widget (package demostore) that fires
+// every trick at checkout and order paths and offers a "Buy now" popup
+// from a sandboxed frame. Through the agent's browser none of it reaches
+// the store, and the product page still works.
+func TestDemoExpressCheckoutWidgetIsStopped(t *testing.T) {
+	f := sharedDemo(t)
+	tab := newTab(t, f.host)
+	ctx := testCtx(t)
+	done := func() int { return f.store.Requests()["GET www.metro.ca /en/promo/express-done"] }
+	done0 := done()
+	mustDo(t, "open a product page", tab.Navigate(ctx, demostore.ProductURL("bananas-bunch")))
+	acceptConsent(t, tab)
+	waitFor(t, "the widget's tricks to settle", 90*time.Second, func() bool { return done() > done0 })
+	if !eval(t, tab, `() => !!document.getElementById('product-add') && document.getElementById('product-image').naturalWidth > 0`).(bool) {
+		t.Fatal("the product page does not work under the policy")
+	}
+
+	// "Buy now" sits in a sandboxed frame of the widget: the popup it opens
+	// is closed and its redirect to checkout never reaches the store.
+	r0 := f.store.Requests()["GET www.metro.ca /en/promo/go"]
+	tab.TakeNotices()
+	mustDo(t, "click Buy now", tab.Click(ctx, norm(420+1+12+120, 580+1+44+30), screen.ButtonLeft, 1))
+	waitFor(t, "the popup's first request", 30*time.Second, func() bool { return f.store.Requests()["GET www.metro.ca /en/promo/go"] > r0 })
+	waitFor(t, "the popup to be closed and reported", 30*time.Second, func() bool {
+		return hasNotice(tab.st.peekNotices(), "new tab") && len(f.host.cur.ctx.Pages()) == f.host.openPageCount()
+	})
+	if n := f.store.CheckoutHits(); n != 0 {
+		t.Fatalf("checkout or order pages reached %d times", n)
+	}
+	if bad := refusedReached(store.Demo(), f.store.Requests()); len(bad) > 0 {
+		t.Fatalf("requests the policy refuses reached the demo store:\n%s", strings.Join(bad, "\n"))
 	}
 }
