@@ -223,15 +223,15 @@ func TestScrollingMovesThePage(t *testing.T) {
 
 	// Scrolling at a point scrolls what is under it: the inner box...
 	mustDo(t, "scroll at inner", tab.ScrollAt(ctx, norm(300, 250), screen.DirectionDown, 200))
-	waitFor(t, "the inner box to scroll", 3*time.Second, func() bool { return inner() == 180 }) // 0.2 of 900
+	waitFor(t, "the inner box to scroll", patience, func() bool { return inner() == 180 }) // 0.2 of 900
 	if _, y := scroll(); y != 0 {
 		t.Fatalf("the page scrolled (%v) when the inner box should have", y)
 	}
 	// ...and elsewhere the page, by the magnitude (0 means 800).
 	mustDo(t, "scroll at page", tab.ScrollAt(ctx, norm(1000, 700), screen.DirectionDown, 0))
-	waitFor(t, "the page to scroll by 720", 3*time.Second, func() bool { _, y := scroll(); return y == 720 })
+	waitFor(t, "the page to scroll by 720", patience, func() bool { _, y := scroll(); return y == 720 })
 	mustDo(t, "scroll at page (clamped magnitude)", tab.ScrollAt(ctx, norm(1000, 700), screen.DirectionUp, 5000))
-	waitFor(t, "the page to scroll back", 3*time.Second, func() bool { _, y := scroll(); return y == 0 })
+	waitFor(t, "the page to scroll back", patience, func() bool { _, y := scroll(); return y == 0 })
 
 	if err := tab.ScrollDocument(ctx, "sideways"); err == nil {
 		t.Fatal("an unknown direction was accepted")

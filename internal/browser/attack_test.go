@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/screen"
@@ -266,7 +265,7 @@ func TestAttackMatrix(t *testing.T) {
 				mustDo(t, "open the attack page", tab.Navigate(testCtx(t), "https://www.metro.ca/attack?t="+url.QueryEscape(string(tj))))
 				// Settled, or already failed (a page whose requests go
 				// through may never settle).
-				waitFor(t, rv.name+": every vector to settle", 90*time.Second, func() bool {
+				waitFor(t, rv.name+": every vector to settle", patience, func() bool {
 					return site.count("GET", "www.metro.ca", "/attack-done") > done0 || len(refusedReached(prof, site.snapshot())) > 0
 				})
 				n := len(eval(t, tab, `() => window.attackVectors`).([]any))
@@ -280,7 +279,7 @@ func TestAttackMatrix(t *testing.T) {
 			// The store still works: search page, images, cart operations.
 			search := prof.SearchURL("milk")
 			mustDo(t, "open the search page", tab.Navigate(testCtx(t), search))
-			waitFor(t, "the product image to load", 30*time.Second, func() bool {
+			waitFor(t, "the product image to load", patience, func() bool {
 				return eval(t, tab, `() => { const i = document.getElementById('p'); return !!i && i.complete && i.naturalWidth > 0; }`).(bool)
 			})
 			cart := "/en/online-grocery/cart/add"
@@ -323,8 +322,8 @@ func TestPopupFromSandboxedFrameIsGuarded(t *testing.T) {
 				tab.TakeNotices()
 				r0 := site.count("GET", "www.metro.ca", "/r/"+code)
 				mustDo(t, "click the framed link", tab.Click(ctx, norm(100, 150), screen.ButtonLeft, 1))
-				waitFor(t, "the popup's first request", 30*time.Second, func() bool { return site.count("GET", "www.metro.ca", "/r/"+code) > r0 })
-				waitFor(t, "the popup to be closed and reported", 30*time.Second, func() bool {
+				waitFor(t, "the popup's first request", patience, func() bool { return site.count("GET", "www.metro.ca", "/r/"+code) > r0 })
+				waitFor(t, "the popup to be closed and reported", patience, func() bool {
 					return hasNotice(tab.st.peekNotices(), "new tab") && len(h.cur.ctx.Pages()) == h.openPageCount()
 				})
 				if n := site.count("GET", "www.metro.ca", target); n != 0 {
@@ -351,7 +350,7 @@ func TestDemoExpressCheckoutWidgetIsStopped(t *testing.T) {
 	done0 := done()
 	mustDo(t, "open a product page", tab.Navigate(ctx, demostore.ProductURL("bananas-bunch")))
 	acceptConsent(t, tab)
-	waitFor(t, "the widget's tricks to settle", 90*time.Second, func() bool { return done() > done0 })
+	waitFor(t, "the widget's tricks to settle", patience, func() bool { return done() > done0 })
 	if !eval(t, tab, `() => !!document.getElementById('product-add') && document.getElementById('product-image').naturalWidth > 0`).(bool) {
 		t.Fatal("the product page does not work under the policy")
 	}
@@ -361,8 +360,8 @@ func TestDemoExpressCheckoutWidgetIsStopped(t *testing.T) {
 	r0 := f.store.Requests()["GET www.metro.ca /en/promo/go"]
 	tab.TakeNotices()
 	mustDo(t, "click Buy now", tab.Click(ctx, norm(420+1+12+120, 580+1+44+30), screen.ButtonLeft, 1))
-	waitFor(t, "the popup's first request", 30*time.Second, func() bool { return f.store.Requests()["GET www.metro.ca /en/promo/go"] > r0 })
-	waitFor(t, "the popup to be closed and reported", 30*time.Second, func() bool {
+	waitFor(t, "the popup's first request", patience, func() bool { return f.store.Requests()["GET www.metro.ca /en/promo/go"] > r0 })
+	waitFor(t, "the popup to be closed and reported", patience, func() bool {
 		return hasNotice(tab.st.peekNotices(), "new tab") && len(f.host.cur.ctx.Pages()) == f.host.openPageCount()
 	})
 	if n := f.store.CheckoutHits(); n != 0 {

@@ -72,7 +72,7 @@ func TestDemoShoppingClicksHitTiles(t *testing.T) {
 	x, y = demostore.TileAddButton(picks[0])
 	mustDo(t, "click another tile button", tab.Click(ctx, norm(x, y), screen.ButtonLeft, 1))
 	want := append(slices.Clone(before), products[picks[1]].ID, products[picks[0]].ID)
-	waitFor(t, "both products in the cart", 5*time.Second, func() bool { return slices.Equal(cartIDs(), want) })
+	waitFor(t, "both products in the cart", patience, func() bool { return slices.Equal(cartIDs(), want) })
 	if n := f.store.CheckoutHits(); n != 0 {
 		t.Errorf("CheckoutHits = %d", n)
 	}
@@ -235,7 +235,7 @@ func TestKilledBrowserIsDetectedAndReplaced(t *testing.T) {
 	// A call in flight when the browser dies returns ErrBrowserGone.
 	inflight := make(chan error, 1)
 	go func() { inflight <- tab.Navigate(ctx, "http://shop.test/slow") }()
-	waitFor(t, "the slow request to reach the server", 5*time.Second, func() bool { return site.count("shop.test", "/slow") > 0 })
+	waitFor(t, "the slow request to reach the server", patience, func() bool { return site.count("shop.test", "/slow") > 0 })
 	pid := chromiumPID(t, dir)
 	mustDo(t, "kill Chromium", syscall.Kill(pid, syscall.SIGKILL))
 	select {
@@ -243,14 +243,14 @@ func TestKilledBrowserIsDetectedAndReplaced(t *testing.T) {
 		if !errors.Is(err, ErrBrowserGone) {
 			t.Fatalf("the in-flight call returned %v, want ErrBrowserGone", err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the in-flight call did not return after the browser was killed")
 	}
 	if _, err := tab.Screenshot(ctx); !errors.Is(err, ErrBrowserGone) {
 		t.Fatalf("the old tab answered %v, want ErrBrowserGone", err)
 	}
 	// The Host relaunches; a new tab works.
-	waitFor(t, "the relaunch", 30*time.Second, func() bool { return h.Relaunches() == 1 })
+	waitFor(t, "the relaunch", patience, func() bool { return h.Relaunches() == 1 })
 	tab2, err := h.NewTab(ctx)
 	mustDo(t, "new tab after the relaunch", err)
 	defer tab2.Close()
@@ -335,7 +335,7 @@ func TestRemoteBrowserOverCDP(t *testing.T) {
 	}
 	// Losing the remote browser is noticed like a crash.
 	_ = cmd.Process.Kill()
-	waitFor(t, "the disconnect to be noticed", 15*time.Second, func() bool { return h.Relaunches() == 1 })
+	waitFor(t, "the disconnect to be noticed", patience, func() bool { return h.Relaunches() == 1 })
 	if _, err := tab.Screenshot(ctx); !errors.Is(err, ErrBrowserGone) {
 		t.Fatalf("after the remote browser died: %v, want ErrBrowserGone", err)
 	}
@@ -355,7 +355,7 @@ func TestCloseIsBoundedAndIdempotent(t *testing.T) {
 	// A call hanging on a slow page does not hold Close up.
 	hung := make(chan error, 1)
 	go func() { hung <- tab.Navigate(context.Background(), "http://shop.test/slow") }()
-	waitFor(t, "the slow request", 5*time.Second, func() bool { return site.count("shop.test", "/slow") > 0 })
+	waitFor(t, "the slow request", patience, func() bool { return site.count("shop.test", "/slow") > 0 })
 	// Close returns an error when it cannot finish within its context.
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@ package browser
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/screen"
 )
@@ -23,15 +22,15 @@ func TestPopupFallbackLoadsAllowedAddressInOpener(t *testing.T) {
 	mustDo(t, "open the sandbox page", tab.Navigate(ctx, "http://shop.test/sandbox?href=http://evil.test/popup"))
 	tab.TakeNotices()
 	mustDo(t, "click the framed evil link", tab.Click(ctx, norm(150, 150), screen.ButtonLeft, 1))
-	waitFor(t, "the blocked new tab to be reported", 30*time.Second, func() bool { return hasNotice(tab.st.peekNotices(), "was closed") })
+	waitFor(t, "the blocked new tab to be reported", patience, func() bool { return hasNotice(tab.st.peekNotices(), "was closed") })
 	if n := f.hostHits("evil.test") - evil0; n != 0 {
 		t.Fatalf("evil.test reached %d times", n)
 	}
 
 	mustDo(t, "open the sandbox page", tab.Navigate(ctx, "http://shop.test/sandbox?href=http://shop.test/color?c=orange"))
 	mustDo(t, "click the framed link", tab.Click(ctx, norm(150, 150), screen.ButtonLeft, 1))
-	waitFor(t, "the address to open in the opener", 30*time.Second, func() bool { return strings.HasSuffix(tab.URL(), "c=orange") })
-	waitFor(t, "the new tab to close", 30*time.Second, func() bool { return len(f.host.cur.ctx.Pages()) == f.host.openPageCount() })
+	waitFor(t, "the address to open in the opener", patience, func() bool { return strings.HasSuffix(tab.URL(), "c=orange") })
+	waitFor(t, "the new tab to close", patience, func() bool { return len(f.host.cur.ctx.Pages()) == f.host.openPageCount() })
 	if n := tab.TakeNotices(); !hasNotice(n, "opened in this tab instead") {
 		t.Fatalf("notices %q", n)
 	}

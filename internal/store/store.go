@@ -235,8 +235,9 @@ func Demo() Profile {
 			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, What: "enter the email address"},
 			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, What: "enter the password"},
 			{Kind: StepPress, Key: "Enter", What: "submit the sign-in form"},
-			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: 5 * time.Second, What: "return to the store"},
-			{Kind: StepWaitForAuthMarker, Timeout: 5 * time.Second, What: "see the signed-in marker"},
+			// Generous: these wait for success (a loaded machine may be slow).
+			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: 30 * time.Second, What: "return to the store"},
+			{Kind: StepWaitForAuthMarker, Timeout: 30 * time.Second, What: "see the signed-in marker"},
 		},
 		BannerText:        DefaultBannerText,
 		IgnoreHTTPSErrors: true,
