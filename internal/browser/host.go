@@ -9,15 +9,17 @@
 // normalised 0–999 coordinates. Tabs are independent and safe to use from
 // separate goroutines.
 //
-// The policy has three layers: a route handler on the context aborts
-// requests to hosts outside the store's allowlist and top-level navigations
-// to blocked paths; a redirect guard (a CDP session per tab) stops
-// redirects that lead to either; and, for a launched browser, all traffic
-// goes through a local proxy that refuses connections to hosts outside the
-// allowlist. Pages cannot open new tabs: an init script turns links,
-// forms and window.open aimed at a new tab into navigations of the same
-// tab (which then meet the policy), and a new tab that appears anyway is
-// closed and its address loaded in the opener if the policy allows it.
+// The store policy (store.Profile.CheckRequest) is enforced by a local
+// proxy every request of the browser goes through: it refuses hosts outside
+// the allowlist and terminates TLS to allowed hosts, so that the method and
+// path of every request — any tab, frame, worker or redirect hop — are
+// checked before anything reaches the store. A guard on each agent tab (a
+// CDP session) applies the same policy to the tab's own navigations so that
+// a refused one leaves the tab where it was, with a notice for the model.
+// Pages cannot open new tabs: an init script turns links, forms and
+// window.open aimed at a new tab into navigations of the same tab (which
+// then meet the policy), and a new tab that appears anyway is closed and
+// its address loaded in the opener if the policy allows it.
 //
 // Each tab is a window of its own (headless Chromium only paints the front
 // tab of a window), with a status banner naming the item it shops for.
