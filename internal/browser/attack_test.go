@@ -371,3 +371,33 @@ func TestDemoExpressCheckoutWidgetIsStopped(t *testing.T) {
 		t.Fatalf("requests the policy refuses reached the demo store:\n%s", strings.Join(bad, "\n"))
 	}
 }
+
+// TestPrefetchAndPrerenderAreOff: <link rel=prefetch> (which Chromium has
+// no switch for) is refused by the proxy, and speculation rules neither
+// prefetch nor prerender, even for allowed addresses.
+func TestPrefetchAndPrerenderAreOff(t *testing.T) {
+	requireBrowser(t)
+	site := newAttackSite(t)
+	h := launch(t, baseOptions(t, store.Demo(), t.TempDir(), site.rules(), nil))
+	defer closeHost(t, h)
+	tab := newTab(t, h)
+	mustDo(t, "open a page", tab.Navigate(testCtx(t), "https://www.metro.ca/start"))
+	eval(t, tab, `() => {
+  const s = document.createElement('script'); s.type = 'speculationrules';
+  s.textContent = JSON.stringify({prefetch: [{source: 'list', urls: ['/spec-prefetch']}], prerender: [{source: 'list', urls: ['/spec-prerender']}]});
+  document.head.appendChild(s);
+  window.prefetch = 'pending';
+  const l = document.createElement('link'); l.rel = 'prefetch'; l.href = '/link-prefetch';
+  l.onload = () => { window.prefetch = 'loaded'; }; l.onerror = () => { window.prefetch = 'failed'; };
+  document.head.appendChild(l);
+}`)
+	waitFor(t, "the link prefetch to end", patience, func() bool { return eval(t, tab, `() => window.prefetch`) != "pending" })
+	if got := eval(t, tab, `() => window.prefetch`); got != "failed" {
+		t.Fatalf("link prefetch %v, want failed", got)
+	}
+	for _, p := range []string{"/link-prefetch", "/spec-prefetch", "/spec-prerender"} {
+		if n := site.count("GET", "www.metro.ca", p); n != 0 {
+			t.Errorf("%s was fetched %d times", p, n)
+		}
+	}
+}

@@ -164,6 +164,17 @@ func (p *policyProxy) serveOuter(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r, r.URL)
 }
 
+// isPrefetch reports whether the browser marked the request as a prefetch
+// (Sec-Purpose: prefetch, or the older Purpose header).
+func isPrefetch(h http.Header) bool {
+	for _, k := range []string{"Sec-Purpose", "Purpose", "X-Purpose"} {
+		if strings.Contains(strings.ToLower(h.Get(k)), "prefetch") {
+			return true
+		}
+	}
+	return false
+}
+
 // tunnelKey carries the *tunnelConn of a request inside a tunnel.
 type tunnelKey struct{}
 
@@ -190,6 +201,13 @@ func (p *policyProxy) forward(w http.ResponseWriter, r *http.Request, u *url.URL
 		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = io.WriteString(w, "policy proxy")
+		return
+	}
+	// Prefetching is off: Chromium has no switch for <link rel=prefetch>,
+	// so the proxy refuses what Chromium marks as a prefetch.
+	if isPrefetch(r.Header) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "Prefetching is off in the grocery agent's browser.", http.StatusForbidden)
 		return
 	}
 	// The path as the browser sent it, not as Go decoded it, so that the

@@ -439,7 +439,7 @@ func (t *Tab) runQueuedPopups() {
 }
 
 // leaveForbiddenPage takes the tab back if it ended up on a page the
-// policy forbids (a guard behind the route handler and redirect guard).
+// policy forbids (a last check behind the proxy and the tab guard).
 func (t *Tab) leaveForbiddenPage(deadline time.Time) {
 	u := t.page.URL()
 	if !strings.HasPrefix(u, "http:") && !strings.HasPrefix(u, "https:") {
