@@ -349,7 +349,7 @@ func Launch(ctx context.Context, opts Options) (*Host, error) {
 		stop()
 		return nil, errors.New("browser: a --proxy-server in the browser arguments would take the browser's traffic around the policy proxy that enforces the store policy; remove it")
 	}
-	h.proxy, err = startProxy(h.log.With("part", "proxy"), h, rules, opts.Store.IgnoreHTTPSErrors, nil)
+	h.proxy, err = startProxy(h.log.With("part", "proxy"), h, rules, opts.Store.IgnoreHTTPSErrors)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("browser: %w", err)

@@ -71,9 +71,8 @@ const proxyProbeHost = "policy-proxy.gemini-supply.invalid"
 
 // startProxy listens on a random loopback port and serves until Close.
 // insecureUpstream skips verifying the store's certificate (a store
-// profile with a self-signed certificate); roots, when set, replace the
-// system roots (tests).
-func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, insecureUpstream bool, roots *x509.CertPool) (*policyProxy, error) {
+// profile with a self-signed certificate, the demo).
+func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, insecureUpstream bool) (*policyProxy, error) {
 	certs, err := newMITMCerts()
 	if err != nil {
 		return nil, fmt.Errorf("creating the policy proxy's TLS key: %w", err)
@@ -101,7 +100,7 @@ func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, insecur
 		},
 		Transport: &http.Transport{
 			DialContext:           p.dial,
-			TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecureUpstream, RootCAs: roots, MinVersion: tls.VersionTLS12}, //nolint:gosec // only for store profiles with a self-signed certificate (the demo)
+			TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecureUpstream, MinVersion: tls.VersionTLS12}, //nolint:gosec // only for store profiles with a self-signed certificate (the demo)
 			TLSHandshakeTimeout:   15 * time.Second,
 			MaxIdleConnsPerHost:   8,
 			IdleConnTimeout:       30 * time.Second,

@@ -199,12 +199,12 @@ func TestPolicyProxy(t *testing.T) {
 	// The backend's certificate is not for good.test: a proxy that verifies
 	// it refuses to forward (502); the tests below accept it, as for the
 	// demo store's self-signed certificate.
-	strict, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, false, nil)
+	strict, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer strict.Close()
-	p, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, true, nil)
+	p, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, true)
 	if err != nil {
 		t.Fatal(err)
 	}
