@@ -65,7 +65,7 @@ const (
 	DefaultJPEGQuality    = 80
 	DefaultLocale         = "en-CA"
 	quietWindow           = 100 * time.Millisecond
-	popupURLWait          = 3 * time.Second
+	popupURLWait          = 10 * time.Second
 	closeStepTimeout      = 5 * time.Second
 	staleRequestAfter     = 5 * time.Second
 	maxWait               = time.Minute

@@ -32,6 +32,6 @@ func TestPopupFallbackLoadsAllowedAddressInOpener(t *testing.T) {
 	waitFor(t, "the address to open in the opener", patience, func() bool { return strings.HasSuffix(tab.URL(), "c=orange") })
 	waitFor(t, "the new tab to close", patience, func() bool { return len(f.host.cur.ctx.Pages()) == f.host.openPageCount() })
 	if n := tab.TakeNotices(); !hasNotice(n, "opened in this tab instead") {
-		t.Fatalf("notices %q", n)
+		t.Fatalf("notices %q; log:\n%s", n, f.logs.String())
 	}
 }
