@@ -206,6 +206,10 @@ func Metro() Profile {
 	}
 }
 
+// demoStepTimeout bounds the demo login's steps that wait for something
+// the local store always shows.
+const demoStepTimeout = time.Minute
+
 // Demo is the profile of the local demo store (package demostore). It uses
 // metro's host names, reached through --host-resolver-rules, and accepts the
 // demo's self-signed certificate.
@@ -229,15 +233,16 @@ func Demo() Profile {
 			{Kind: StepGoto, What: "open the store"},
 			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: time.Second, What: "accept the cookie banner"},
 			{Kind: StepDoneIfAuthenticated, Timeout: time.Second, What: "check for an existing session"},
-			{Kind: StepClick, Selector: "#sign-in-button", What: "open the login panel"},
-			{Kind: StepClick, Selector: "#login-panel-sign-in", What: "follow the panel's sign-in link"},
-			{Kind: StepWaitForHost, Host: "auth.moiid.ca", What: "reach the identity site"},
-			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, What: "enter the email address"},
-			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, What: "enter the password"},
-			{Kind: StepPress, Key: "Enter", What: "submit the sign-in form"},
-			// Generous: these wait for success (a loaded machine may be slow).
-			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: 30 * time.Second, What: "return to the store"},
-			{Kind: StepWaitForAuthMarker, Timeout: 30 * time.Second, What: "see the signed-in marker"},
+			// Generous bounds: these steps wait for what always comes on the
+			// local demo store, and a loaded machine may be slow.
+			{Kind: StepClick, Selector: "#sign-in-button", Timeout: demoStepTimeout, What: "open the login panel"},
+			{Kind: StepClick, Selector: "#login-panel-sign-in", Timeout: demoStepTimeout, What: "follow the panel's sign-in link"},
+			{Kind: StepWaitForHost, Host: "auth.moiid.ca", Timeout: demoStepTimeout, What: "reach the identity site"},
+			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, Timeout: demoStepTimeout, What: "enter the email address"},
+			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, Timeout: demoStepTimeout, What: "enter the password"},
+			{Kind: StepPress, Key: "Enter", Timeout: demoStepTimeout, What: "submit the sign-in form"},
+			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: demoStepTimeout, What: "return to the store"},
+			{Kind: StepWaitForAuthMarker, Timeout: demoStepTimeout, What: "see the signed-in marker"},
 		},
 		BannerText:        DefaultBannerText,
 		IgnoreHTTPSErrors: true,
