@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -141,11 +142,30 @@ func (t *Tab) MouseUp(ctx context.Context, button screen.Button) error {
 	})
 }
 
+// MaxTypeChars is the most characters one typing action types: enough
+// for any search, quantity or postal code; more is refused with an error
+// the model reads (typing is key by key, about 30 keys a second).
+const MaxTypeChars = 1000
+
+// checkTypeLength refuses text longer than MaxTypeChars.
+func checkTypeLength(text string) error {
+	if n := utf8.RuneCountInString(text); n > MaxTypeChars {
+		return &InputError{Input: text[:min(len(text), 40)] + "…", Reason: fmt.Sprintf("the text is %d characters long; at most %d can be typed in one action", n, MaxTypeChars)}
+	}
+	return nil
+}
+
 // typeText presses a key for every character a US keyboard has and
-// inserts the rest, so pages see keydown/keyup for ordinary typing.
-func (t *Tab) typeText(text string) error {
+// inserts the rest, so pages see keydown/keyup for ordinary typing. It
+// stops at the call's deadline, saying how far it got.
+func (t *Tab) typeText(c call, text string) error {
 	kb := t.page.Keyboard()
-	for _, s := range strokes(text) {
+	ss := strokes(text)
+	for i, s := range ss {
+		if time.Now().After(c.deadline) {
+			return &TimeoutError{Action: "type", Limit: t.h.opts.ActionTimeout,
+				Detail: fmt.Sprintf("typing stopped after %d of %d keys; type less at once, or check what the field shows", i, len(ss))}
+		}
 		var err error
 		if s.key != "" {
 			err = kb.Press(s.key)
@@ -162,8 +182,11 @@ func (t *Tab) typeText(text string) error {
 // TypeAt clicks p, optionally clears the field (select all + delete),
 // types text key by key and optionally presses Enter.
 func (t *Tab) TypeAt(ctx context.Context, p screen.Point, text string, pressEnter, clearBefore bool) error {
+	if err := checkTypeLength(text); err != nil {
+		return err
+	}
 	x, y := t.px(p)
-	return t.act(ctx, "type", true, func(call) error {
+	return t.act(ctx, "type", true, func(c call) error {
 		m := t.page.Mouse()
 		if err := m.Move(x, y); err != nil {
 			return err
@@ -179,7 +202,7 @@ func (t *Tab) TypeAt(ctx context.Context, p screen.Point, text string, pressEnte
 				return err
 			}
 		}
-		if err := t.typeText(text); err != nil {
+		if err := t.typeText(c, text); err != nil {
 			return err
 		}
 		if pressEnter {
@@ -191,8 +214,11 @@ func (t *Tab) TypeAt(ctx context.Context, p screen.Point, text string, pressEnte
 
 // Type types text into whatever has focus, optionally pressing Enter.
 func (t *Tab) Type(ctx context.Context, text string, pressEnter bool) error {
-	return t.act(ctx, "type", true, func(call) error {
-		if err := t.typeText(text); err != nil {
+	if err := checkTypeLength(text); err != nil {
+		return err
+	}
+	return t.act(ctx, "type", true, func(c call) error {
+		if err := t.typeText(c, text); err != nil {
 			return err
 		}
 		if pressEnter {
@@ -424,9 +450,10 @@ func (t *Tab) GoForward(ctx context.Context) error {
 	})
 }
 
-// Wait waits d (at most a minute), or until ctx ends.
+// Wait waits d (at most the action timeout: a longer wait is cut to it),
+// or until ctx ends.
 func (t *Tab) Wait(ctx context.Context, d time.Duration) error {
-	d = min(max(d, 0), maxWait)
+	d = min(max(d, 0), maxWait, t.h.opts.ActionTimeout)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

@@ -223,15 +223,15 @@ func TestScrollingMovesThePage(t *testing.T) {
 
 	// Scrolling at a point scrolls what is under it: the inner box...
 	mustDo(t, "scroll at inner", tab.ScrollAt(ctx, norm(300, 250), screen.DirectionDown, 200))
-	waitFor(t, "the inner box to scroll", 3*time.Second, func() bool { return inner() == 180 }) // 0.2 of 900
+	waitFor(t, "the inner box to scroll", patience, func() bool { return inner() == 180 }) // 0.2 of 900
 	if _, y := scroll(); y != 0 {
 		t.Fatalf("the page scrolled (%v) when the inner box should have", y)
 	}
 	// ...and elsewhere the page, by the magnitude (0 means 800).
 	mustDo(t, "scroll at page", tab.ScrollAt(ctx, norm(1000, 700), screen.DirectionDown, 0))
-	waitFor(t, "the page to scroll by 720", 3*time.Second, func() bool { _, y := scroll(); return y == 720 })
+	waitFor(t, "the page to scroll by 720", patience, func() bool { _, y := scroll(); return y == 720 })
 	mustDo(t, "scroll at page (clamped magnitude)", tab.ScrollAt(ctx, norm(1000, 700), screen.DirectionUp, 5000))
-	waitFor(t, "the page to scroll back", 3*time.Second, func() bool { _, y := scroll(); return y == 0 })
+	waitFor(t, "the page to scroll back", patience, func() bool { _, y := scroll(); return y == 0 })
 
 	if err := tab.ScrollDocument(ctx, "sideways"); err == nil {
 		t.Fatal("an unknown direction was accepted")
@@ -393,4 +393,46 @@ func TestNavigationActions(t *testing.T) {
 			t.Fatalf("drag events %s", d)
 		}
 	})
+}
+
+// TestActionsAreBounded: typing has a length cap and stops at the action
+// timeout (issue 13: 20,000 characters typed for 66 s), and Wait is cut to
+// the action timeout; the errors are ones the model reads.
+func TestActionsAreBounded(t *testing.T) {
+	requireBrowser(t)
+	site := newSite(t)
+	defer site.close()
+	o := baseOptions(t, siteProfile(), t.TempDir(), site.rules, nil)
+	o.ActionTimeout = time.Second
+	h := launch(t, o)
+	defer closeHost(t, h)
+	tab := newTab(t, h)
+	ctx := testCtx(t)
+	mustDo(t, "navigate", tab.Navigate(ctx, "http://shop.test/keys"))
+	field := norm(500, 120)
+
+	var ie *InputError
+	err := tab.TypeAt(ctx, field, strings.Repeat("a", 20000), false, true)
+	if !errors.As(err, &ie) || !ie.Rejected() || !strings.Contains(err.Error(), "at most 1000") {
+		t.Fatalf("typing 20,000 characters: %v, want a rejected InputError naming the limit", err)
+	}
+	if v := inputValue(t, tab, "in"); v != "" {
+		t.Fatalf("the refused text was typed: %d characters", len(v))
+	}
+
+	// Each key costs the page 20 ms, so 1000 keys cannot fit in the
+	// 1 s action timeout: typing stops there and says so.
+	eval(t, tab, `() => document.getElementById('in').addEventListener('keydown', () => { const end = performance.now() + 20; while (performance.now() < end) {} })`)
+	err = tab.TypeAt(ctx, field, strings.Repeat("b", MaxTypeChars), false, true)
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Rejected() || !strings.Contains(err.Error(), "typing stopped after") {
+		t.Fatalf("typing past the action timeout: %v, want a rejected TimeoutError", err)
+	}
+	if n := len(inputValue(t, tab, "in")); n == 0 || n >= MaxTypeChars {
+		t.Fatalf("%d characters typed, want some but not all", n)
+	}
+
+	// Wait is cut to the action timeout (it returns; the test's context
+	// would end a wait of an hour).
+	mustDo(t, "wait an hour", tab.Wait(ctx, time.Hour))
 }

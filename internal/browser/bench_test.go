@@ -50,3 +50,37 @@ func BenchmarkTabActions(b *testing.B) {
 		b.ReportMetric(float64(size)/1024, "KiB/screenshot")
 	})
 }
+
+// BenchmarkStorePage measures a store page the way the agent meets it:
+// navigate to the demo store's search results over HTTPS (every request
+// through the policy proxy, which terminates TLS and checks each one)
+// until every product image has loaded, then a screenshot.
+func BenchmarkStorePage(b *testing.B) {
+	f := sharedDemo(b)
+	tab := newTab(b, f.host)
+	ctx := context.Background()
+	search := f.host.Profile().SearchURL("milk")
+	imagesLoaded := `() => { const imgs = [...document.images].filter(i => i.src.includes('product-images.metro.ca'));
+  return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); }`
+	b.Run("navigate_search_with_images", func(b *testing.B) {
+		start := time.Now()
+		for b.Loop() {
+			if err := tab.Navigate(ctx, search); err != nil {
+				b.Fatal(err)
+			}
+			waitFor(b, "the product images", patienceBench, func() bool { return eval(b, tab, imagesLoaded).(bool) })
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/page")
+	})
+	b.Run("screenshot", func(b *testing.B) {
+		start := time.Now()
+		for b.Loop() {
+			if _, err := tab.Screenshot(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/screenshot")
+	})
+}
+
+const patienceBench = time.Minute

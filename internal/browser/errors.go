@@ -3,6 +3,7 @@ package browser
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -57,3 +58,23 @@ func (*InputError) Rejected() bool { return true }
 func isTargetClosed(err error) bool {
 	return errors.Is(err, playwright.ErrTargetClosed)
 }
+
+// TimeoutError is returned when an action did not finish within the
+// action timeout (a page too slow to answer, typing cut short). Like
+// BlockedError it is reported to the model, in words it can act on.
+type TimeoutError struct {
+	Action string
+	Limit  time.Duration
+	Detail string // what was done before the limit, if known
+}
+
+func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("the %s action did not finish within its time limit of %s", e.Action, e.Limit)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Rejected marks the error as one to report to the model.
+func (*TimeoutError) Rejected() bool { return true }

@@ -66,6 +66,9 @@ func baseOptions(t testing.TB, profile store.Profile, dir string, rules string, 
 		Headless:       true,
 		Store:          profile,
 		SkipAuthCheck:  true,
+		// Login steps without their own bound (opening the login panel…)
+		// get a generous one on a loaded machine.
+		LoginStepTimeout: patience,
 	}
 	if rules != "" {
 		o.ExtraArgs = []string{"--host-resolver-rules=" + rules}
@@ -106,8 +109,12 @@ func newTab(t testing.TB, h *Host) *Tab {
 	return tab
 }
 
+// patience bounds every wait of these tests: long enough for a loaded
+// machine (a wait ends at its event; the bound only ends a hang).
+const patience = 60 * time.Second
+
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -9,15 +9,17 @@
 // normalised 0–999 coordinates. Tabs are independent and safe to use from
 // separate goroutines.
 //
-// The policy has three layers: a route handler on the context aborts
-// requests to hosts outside the store's allowlist and top-level navigations
-// to blocked paths; a redirect guard (a CDP session per tab) stops
-// redirects that lead to either; and, for a launched browser, all traffic
-// goes through a local proxy that refuses connections to hosts outside the
-// allowlist. Pages cannot open new tabs: an init script turns links,
-// forms and window.open aimed at a new tab into navigations of the same
-// tab (which then meet the policy), and a new tab that appears anyway is
-// closed and its address loaded in the opener if the policy allows it.
+// The store policy (store.Profile.CheckRequest) is enforced by a local
+// proxy every request of the browser goes through: it refuses hosts outside
+// the allowlist and terminates TLS to allowed hosts, so that the method and
+// path of every request — any tab, frame, worker or redirect hop — are
+// checked before anything reaches the store. A guard on each agent tab (a
+// CDP session) applies the same policy to the tab's own navigations so that
+// a refused one leaves the tab where it was, with a notice for the model.
+// Pages cannot open new tabs: an init script turns links, forms and
+// window.open aimed at a new tab into navigations of the same tab (which
+// then meet the policy), and a new tab that appears anyway is closed and
+// its address loaded in the opener if the policy allows it.
 //
 // Each tab is a window of its own (headless Chromium only paints the front
 // tab of a window), with a status banner naming the item it shops for.
@@ -28,6 +30,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,10 +65,11 @@ const (
 	DefaultJPEGQuality    = 80
 	DefaultLocale         = "en-CA"
 	quietWindow           = 100 * time.Millisecond
-	popupURLWait          = 3 * time.Second
+	popupURLWait          = 10 * time.Second
 	closeStepTimeout      = 5 * time.Second
 	staleRequestAfter     = 5 * time.Second
 	maxWait               = time.Minute
+	actionGrace           = 2 * time.Second // after the action timeout, before act gives up on a call
 	settlePollInterval    = 20 * time.Millisecond
 	authGraceOnScreenshot = 1500 * time.Millisecond
 )
@@ -81,6 +85,9 @@ var LaunchArgs = []string{
 	"--disable-smooth-scrolling", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 	"--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
 	"--safebrowsing-disable-auto-update", "--disable-breakpad",
+	// Every request goes through the policy proxy: no QUIC (it would not
+	// be proxied anyway, but keeps attempts out of the picture).
+	"--disable-quic",
 	// Chromium keeps only the last --disable-features: this list repeats
 	// Playwright 1.52's own and adds ours.
 	"--disable-features=" + strings.Join([]string{
@@ -90,6 +97,9 @@ var LaunchArgs = []string{
 		"ImprovedCookieControls", "LazyFrameLoading", "LensOverlay", "MediaRouter", "PaintHolding",
 		"ThirdPartyStoragePartitioning", "Translate",
 		"AutofillServerCommunication", "OptimizationHints", "SafeBrowsing", "ChromeSigninIntercept", "AccountConsistency",
+		// No prerendering or speculative prefetching of pages (with the
+		// profile preference "net.network_prediction_options": 2).
+		"Prerender2", "PrerenderFallbackToPreconnect", "SpeculationRulesPrefetchFuture", "NoStatePrefetchHoldback",
 	}, ","),
 }
 
@@ -153,6 +163,10 @@ type Options struct {
 	SkipAuthCheck bool
 	// CloseTimeout bounds Close when its context has no deadline (15 s).
 	CloseTimeout time.Duration
+
+	// remoteProxy replaces the policy proxy's address given to a remote
+	// browser (tests: a proxy it cannot reach).
+	remoteProxy string
 }
 
 func (o *Options) applyDefaults() {
@@ -258,6 +272,8 @@ type Host struct {
 	pages       map[playwright.Page]*pageState
 	loginPage   playwright.Page      // the page Login drives, while it runs
 	blocked     map[string]int       // blocked host -> count
+	refused     map[store.Rule]int   // refused requests by rule (not hosts)
+	refusedSeen map[string]bool      // "METHOD host/path" already logged
 	awaitPage   chan playwright.Page // receives the next opener-less page (openPage)
 	genSeq      int
 	newPageMu   sync.Mutex // serialises openPage
@@ -306,29 +322,37 @@ func Launch(ctx context.Context, opts Options) (*Host, error) {
 	}
 	life, stop := context.WithCancel(context.Background())
 	h := &Host{
-		opts:     opts,
-		log:      opts.Logger.With("component", "browser"),
-		profile:  opts.Store,
-		rules:    rules,
-		life:     life,
-		stopLife: stop,
-		pages:    map[playwright.Page]*pageState{},
-		blocked:  map[string]int{},
+		opts:        opts,
+		log:         opts.Logger.With("component", "browser"),
+		profile:     opts.Store,
+		rules:       rules,
+		life:        life,
+		stopLife:    stop,
+		pages:       map[playwright.Page]*pageState{},
+		blocked:     map[string]int{},
+		refused:     map[store.Rule]int{},
+		refusedSeen: map[string]bool{},
 	}
 	if opts.RemoteURL == "" {
 		if err := os.MkdirAll(opts.ProfileDir, 0o700); err != nil {
 			stop()
 			return nil, fmt.Errorf("browser: creating the profile directory %s: %w", opts.ProfileDir, err)
 		}
-		if slices.ContainsFunc(opts.ExtraArgs, func(a string) bool { return strings.HasPrefix(a, "--proxy-server") }) {
-			h.log.Warn("a --proxy-server was given: the policy proxy is off; the route handler and redirect guard still apply")
-		} else {
-			h.proxy, err = startProxy(h.log.With("part", "proxy"), h.proxyAllows, func(host string) { h.noteBlockedHost(host, "proxy") }, rules)
-			if err != nil {
-				stop()
-				return nil, fmt.Errorf("browser: %w", err)
-			}
+		if err := scrubProfile(opts.ProfileDir); err != nil {
+			stop()
+			return nil, fmt.Errorf("browser: %w", err)
 		}
+	}
+	if slices.ContainsFunc(opts.ExtraArgs, func(a string) bool {
+		return strings.HasPrefix(a, "--proxy-server") || strings.HasPrefix(a, "--proxy-pac-url")
+	}) {
+		stop()
+		return nil, errors.New("browser: a --proxy-server in the browser arguments would take the browser's traffic around the policy proxy that enforces the store policy; remove it")
+	}
+	h.proxy, err = startProxy(h.log.With("part", "proxy"), h, rules, opts.Store.IgnoreHTTPSErrors)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("browser: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, opts.LaunchTimeout)
 	defer cancel()
@@ -399,13 +423,15 @@ func (h *Host) startBlocking(n int) (*generation, error) {
 func (h *Host) launchPersistent(g *generation) error {
 	o := h.opts
 	args := append(slices.Clone(LaunchArgs), o.ExtraArgs...)
+	// The browser trusts the policy proxy's key (the proxy terminates TLS to
+	// check every request, and verifies the store's certificate itself).
+	args = append(args, "--ignore-certificate-errors-spki-list="+h.proxy.SPKIHash())
 	popts := playwright.BrowserTypeLaunchPersistentContextOptions{
 		Args:              args,
 		Headless:          playwright.Bool(o.Headless),
 		Viewport:          &playwright.Size{Width: o.Width, Height: o.Height},
 		Screen:            &playwright.Size{Width: o.Width, Height: o.Height},
 		DeviceScaleFactor: playwright.Float(1),
-		IgnoreHttpsErrors: playwright.Bool(o.Store.IgnoreHTTPSErrors),
 		AcceptDownloads:   playwright.Bool(false),
 		ServiceWorkers:    playwright.ServiceWorkerPolicyBlock,
 		Locale:            playwright.String(o.Locale),
@@ -422,9 +448,7 @@ func (h *Host) launchPersistent(g *generation) error {
 		return errors.New("browser: no Chromium found: set browser_executable (e.g. /usr/lib/chromium/chromium) or GEMINI_SUPPLY_BROWSER_EXECUTABLE")
 	}
 	popts.ExecutablePath = playwright.String(exe)
-	if h.proxy != nil {
-		popts.Proxy = &playwright.Proxy{Server: h.proxy.URL()}
-	}
+	popts.Proxy = &playwright.Proxy{Server: h.proxy.URL()}
 	bctx, err := g.pw.Chromium.LaunchPersistentContext(o.ProfileDir, popts)
 	if err != nil {
 		hint := "check browser_executable (" + exe + ")"
@@ -498,24 +522,24 @@ func (h *Host) connect(g *generation) error {
 		return fmt.Errorf("browser: connecting to the remote browser at %s: %w (is it running and reachable?)", redactURL(o.RemoteURL), err)
 	}
 	g.browser.OnDisconnected(func(playwright.Browser) { h.onGone(g, "the remote browser disconnected") })
-	// Over CDP the remote browser's default context keeps its own profile
-	// (cookies survive); a Playwright server or a self-signed store needs a
-	// fresh context with our settings.
-	if cdp && !o.Store.IgnoreHTTPSErrors && len(g.browser.Contexts()) > 0 {
-		g.ctx = g.browser.Contexts()[0]
-	} else {
-		g.ctx, err = g.browser.NewContext(playwright.BrowserNewContextOptions{
-			Viewport:          &playwright.Size{Width: o.Width, Height: o.Height},
-			DeviceScaleFactor: playwright.Float(1),
-			IgnoreHttpsErrors: playwright.Bool(o.Store.IgnoreHTTPSErrors),
-			AcceptDownloads:   playwright.Bool(false),
-			ServiceWorkers:    playwright.ServiceWorkerPolicyBlock,
-			Locale:            playwright.String(o.Locale),
-		})
-		if err != nil {
-			_ = g.browser.Close()
-			return fmt.Errorf("browser: creating a context in the remote browser: %w", err)
-		}
+	// A context of our own, whose traffic goes through the policy proxy
+	// (install verifies that it does). The remote browser's own profile is
+	// not used: cookies live as long as the connection.
+	g.ctx, err = g.browser.NewContext(playwright.BrowserNewContextOptions{
+		Viewport:          &playwright.Size{Width: o.Width, Height: o.Height},
+		DeviceScaleFactor: playwright.Float(1),
+		// The proxy terminates TLS with its own key and verifies the
+		// store's certificate itself; the remote browser cannot be told to
+		// trust only that key.
+		IgnoreHttpsErrors: playwright.Bool(true),
+		AcceptDownloads:   playwright.Bool(false),
+		ServiceWorkers:    playwright.ServiceWorkerPolicyBlock,
+		Locale:            playwright.String(o.Locale),
+		Proxy:             &playwright.Proxy{Server: cmp.Or(o.remoteProxy, h.proxy.URL())},
+	})
+	if err != nil {
+		_ = g.browser.Close()
+		return fmt.Errorf("browser: creating a context in the remote browser: %w", err)
 	}
 	g.ctx.OnClose(func(playwright.BrowserContext) { h.onGone(g, "the browser context closed") })
 	return nil
@@ -546,10 +570,6 @@ func (h *Host) install(g *generation) error {
 	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(popupScript)}); err != nil {
 		return fmt.Errorf("browser: installing the popup guard: %w", err)
 	}
-	if err := g.ctx.Route("**/*", h.route(g)); err != nil {
-		return fmt.Errorf("browser: installing the network policy: %w", err)
-	}
-	g.ctx.OnPage(func(p playwright.Page) { h.onPage(g, p) })
 	if pages := g.ctx.Pages(); len(pages) > 0 {
 		g.keeper = pages[0]
 	} else {
@@ -559,6 +579,10 @@ func (h *Host) install(g *generation) error {
 		}
 		g.keeper = p
 	}
+	if err := h.verifyProxy(g); err != nil {
+		return err
+	}
+	g.ctx.OnPage(func(p playwright.Page) { h.onPage(g, p) })
 	sess, err := g.ctx.NewCDPSession(g.keeper)
 	if err != nil {
 		h.log.Warn("no CDP session for opening tab windows; tabs share one window", "err", err)
@@ -913,18 +937,6 @@ func (h *Host) noteBlockedHost(host, by string) {
 	if first {
 		h.log.Info("blocked a host outside the store's allowlist (logged once per host; counts at close)", "host", host, "by", by)
 	}
-}
-
-// proxyAllows is the proxy's host check: the allowlist, plus the login
-// hosts while Login runs.
-func (h *Host) proxyAllows(host string) bool {
-	if h.profile.HostAllowed(host) {
-		return true
-	}
-	h.mu.Lock()
-	login := h.loginPage != nil
-	h.mu.Unlock()
-	return login && h.profile.LoginHostAllowed(host)
 }
 
 // Close closes every tab and the browser, within ctx's deadline (or

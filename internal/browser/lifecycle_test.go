@@ -8,6 +8,7 @@ import (
 	"image/jpeg"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func TestDemoShoppingClicksHitTiles(t *testing.T) {
 	x, y = demostore.TileAddButton(picks[0])
 	mustDo(t, "click another tile button", tab.Click(ctx, norm(x, y), screen.ButtonLeft, 1))
 	want := append(slices.Clone(before), products[picks[1]].ID, products[picks[0]].ID)
-	waitFor(t, "both products in the cart", 5*time.Second, func() bool { return slices.Equal(cartIDs(), want) })
+	waitFor(t, "both products in the cart", patience, func() bool { return slices.Equal(cartIDs(), want) })
 	if n := f.store.CheckoutHits(); n != 0 {
 		t.Errorf("CheckoutHits = %d", n)
 	}
@@ -234,7 +235,7 @@ func TestKilledBrowserIsDetectedAndReplaced(t *testing.T) {
 	// A call in flight when the browser dies returns ErrBrowserGone.
 	inflight := make(chan error, 1)
 	go func() { inflight <- tab.Navigate(ctx, "http://shop.test/slow") }()
-	waitFor(t, "the slow request to reach the server", 5*time.Second, func() bool { return site.count("shop.test", "/slow") > 0 })
+	waitFor(t, "the slow request to reach the server", patience, func() bool { return site.count("shop.test", "/slow") > 0 })
 	pid := chromiumPID(t, dir)
 	mustDo(t, "kill Chromium", syscall.Kill(pid, syscall.SIGKILL))
 	select {
@@ -242,14 +243,14 @@ func TestKilledBrowserIsDetectedAndReplaced(t *testing.T) {
 		if !errors.Is(err, ErrBrowserGone) {
 			t.Fatalf("the in-flight call returned %v, want ErrBrowserGone", err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the in-flight call did not return after the browser was killed")
 	}
 	if _, err := tab.Screenshot(ctx); !errors.Is(err, ErrBrowserGone) {
 		t.Fatalf("the old tab answered %v, want ErrBrowserGone", err)
 	}
 	// The Host relaunches; a new tab works.
-	waitFor(t, "the relaunch", 30*time.Second, func() bool { return h.Relaunches() == 1 })
+	waitFor(t, "the relaunch", patience, func() bool { return h.Relaunches() == 1 })
 	tab2, err := h.NewTab(ctx)
 	mustDo(t, "new tab after the relaunch", err)
 	defer tab2.Close()
@@ -302,8 +303,19 @@ func TestRemoteBrowserOverCDP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Chromium did not print its DevTools endpoint")
 	}
-	o := baseOptions(t, siteProfile(), "", "", nil)
+	// The remote browser's traffic goes through the Host's policy proxy,
+	// which applies the same MAP rules.
+	o := baseOptions(t, siteProfile(), "", site.rules, nil)
 	o.RemoteURL = ws
+	// A remote browser that cannot reach the policy proxy is not used.
+	bad := o
+	bad.remoteProxy = "http://127.0.0.1:1"
+	if h, err := Launch(ctx, bad); err == nil {
+		closeHost(t, h)
+		t.Fatal("a remote browser outside the policy proxy was used")
+	} else if !strings.Contains(err.Error(), "cannot reach the policy proxy") {
+		t.Fatalf("remote browser without the proxy: %v", err)
+	}
 	h := launch(t, o)
 	defer closeHost(t, h)
 	tab := newTab(t, h)
@@ -323,7 +335,7 @@ func TestRemoteBrowserOverCDP(t *testing.T) {
 	}
 	// Losing the remote browser is noticed like a crash.
 	_ = cmd.Process.Kill()
-	waitFor(t, "the disconnect to be noticed", 15*time.Second, func() bool { return h.Relaunches() == 1 })
+	waitFor(t, "the disconnect to be noticed", patience, func() bool { return h.Relaunches() == 1 })
 	if _, err := tab.Screenshot(ctx); !errors.Is(err, ErrBrowserGone) {
 		t.Fatalf("after the remote browser died: %v, want ErrBrowserGone", err)
 	}
@@ -343,7 +355,7 @@ func TestCloseIsBoundedAndIdempotent(t *testing.T) {
 	// A call hanging on a slow page does not hold Close up.
 	hung := make(chan error, 1)
 	go func() { hung <- tab.Navigate(context.Background(), "http://shop.test/slow") }()
-	waitFor(t, "the slow request", 5*time.Second, func() bool { return site.count("shop.test", "/slow") > 0 })
+	waitFor(t, "the slow request", patience, func() bool { return site.count("shop.test", "/slow") > 0 })
 	// Close returns an error when it cannot finish within its context.
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -430,5 +442,69 @@ func TestCloseWithoutDeadlineIsBounded(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close without a deadline did not return while a call hung")
+	}
+}
+
+// TestNoCredentialsAtRest: after a scripted login the store username is
+// nowhere in the profile's form-data stores (autocomplete and password
+// saving are off; without that Chromium keeps the username in "Web
+// Data"), and form data saved before (by an older version) is removed at
+// the next launch.
+func TestNoCredentialsAtRest(t *testing.T) {
+	requireBrowser(t)
+	const username = "at-rest@demo.test"
+	s, err := demostore.Start(context.Background(), demostore.Options{Username: username, Password: "at-rest-password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	// Form data left by an earlier session.
+	if err := os.MkdirAll(filepath.Join(dir, "Default"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Web Data", "Login Data"} {
+		if err := os.WriteFile(filepath.Join(dir, "Default", name), []byte("SQLite format 3\x00 autofill "+username), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := baseOptions(t, store.Demo(), dir, s.HostResolverRules(), nil)
+	o.Username, o.Password = username, config.Secret("at-rest-password")
+	h := launch(t, o)
+	mustDo(t, "log in", h.Login(testCtx(t)))
+	// The form was submitted; close the browser so every store is flushed.
+	tab := newTab(t, h)
+	mustDo(t, "open the store", tab.Navigate(testCtx(t), store.Demo().HomeURL))
+	closeHost(t, h)
+
+	entries, err := os.ReadDir(filepath.Join(dir, "Default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "Web Data") && !strings.HasPrefix(e.Name(), "Login Data") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "Default", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if strings.Contains(string(b), username) {
+			t.Errorf("the username is stored in the profile's %q", e.Name())
+		}
+	}
+	if checked == 0 {
+		t.Fatal("Chromium wrote no form-data store: the test checked nothing")
+	}
+	prefs, err := os.ReadFile(filepath.Join(dir, "Default", "Preferences"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"profile_enabled":false`, `"credentials_enable_service":false`, `"password_manager_enabled":false`} {
+		if !strings.Contains(string(prefs), want) {
+			t.Errorf("Preferences lack %s after the session", want)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package browser
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 
@@ -10,69 +12,97 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
-// Abort reasons: a top-level navigation aborted with "aborted" leaves the
-// tab on its current page (no error page); other requests fail visibly.
+// CDP error reasons for a refused document request: a top-level
+// navigation failed as "Aborted" leaves the tab on its current page (no
+// error page); a frame's gets an error page.
 const (
-	abortNavigation  = "aborted"
-	abortSubresource = "blockedbyclient"
+	abortNavigation = "Aborted"
+	abortFrame      = "BlockedByClient"
 )
 
-// route is the context-level request handler: it runs (on its own
-// goroutine, one per request) for every request of every page, popup and
-// frame of the context.
-func (h *Host) route(g *generation) func(playwright.Route) {
-	return func(r playwright.Route) {
-		req := r.Request()
-		raw := req.URL()
-		u, err := url.Parse(raw)
-		if err != nil {
-			_ = r.Abort(abortSubresource)
-			return
-		}
-		switch strings.ToLower(u.Scheme) {
-		case "http", "https", "ws", "wss":
-		default:
-			_ = r.Continue() // data:, blob: and friends never reach the network
-			return
-		}
-		nav := req.IsNavigationRequest()
-		frame := req.Frame()
-		var page playwright.Page
-		mainFrame := nav // a navigation without a frame is a new tab's first one
-		if frame != nil {
-			page = frame.Page()
-			mainFrame = nav && frame.ParentFrame() == nil
-		}
-		h.mu.Lock()
-		st := h.pages[page]
-		isLogin := page != nil && page == h.loginPage
-		h.mu.Unlock()
-
-		host := u.Hostname()
-		if !h.profile.HostAllowed(host) && !(isLogin && h.profile.LoginHostAllowed(host)) {
-			h.noteBlockedHost(host, "route")
-			if nav && mainFrame {
-				if st != nil {
-					st.block(raw, fmt.Sprintf("the host %s is outside the %s store's allowlist", store.NormalizeHost(host), h.profile.Name))
-				}
-				_ = r.Abort(abortNavigation)
-				return
-			}
-			_ = r.Abort(abortSubresource)
-			return
-		}
-		if nav && mainFrame && !isLogin {
-			if which, blocked := h.profile.BlockedPathMatch(u.EscapedPath()); blocked {
-				h.log.Info("blocked a navigation to a forbidden path", "url", redactURL(raw), "matched", which)
-				if st != nil {
-					st.block(raw, fmt.Sprintf("pages under %s may not be opened by the agent", which))
-				}
-				_ = r.Abort(abortNavigation)
-				return
-			}
-		}
-		_ = r.Continue()
+// allowHost is the proxy's check for opening a tunnel: the allowlist,
+// plus the login hosts while Login runs.
+func (h *Host) allowHost(host string) bool {
+	if h.profile.HostAllowed(host) || (h.loginActive() && h.profile.LoginHostAllowed(host)) {
+		return true
 	}
+	h.noteBlockedHost(host, "proxy")
+	return false
+}
+
+// checkRequest is the proxy's check of one request (any tab, frame,
+// worker or redirect hop): the store profile's CheckRequest, relaxed for
+// the login while Login runs.
+func (h *Host) checkRequest(method string, u *url.URL) error {
+	v := h.profile.CheckRequest(method, u, h.loginActive())
+	if v.Allowed {
+		return nil
+	}
+	h.noteRefused(method, u, v, "proxy")
+	return errors.New(v.Reason)
+}
+
+func (h *Host) loginActive() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.loginPage != nil
+}
+
+// noteRefused counts and logs a refused request: hosts once each (see
+// noteBlockedHost); a state change outside the cart operations as a
+// warning, once per method and path, so a user can report a cart
+// operation the profile misses; blocked paths at info level.
+func (h *Host) noteRefused(method string, u *url.URL, v store.RequestVerdict, by string) {
+	if v.Rule == store.RuleHost {
+		h.noteBlockedHost(u.Hostname(), by)
+		return
+	}
+	key := strings.ToUpper(method) + " " + store.NormalizeHost(u.Host) + u.EscapedPath()
+	h.mu.Lock()
+	h.refused[v.Rule]++
+	first := !h.refusedSeen[key]
+	h.refusedSeen[key] = true
+	h.mu.Unlock()
+	switch {
+	case v.Rule == store.RuleStateChange && first:
+		h.log.Warn("refused a state-changing request to a path the store profile does not name as a cart operation; if shopping needs it, report this path",
+			"method", strings.ToUpper(method), "host", store.NormalizeHost(u.Host), "path", u.EscapedPath(), "store", h.profile.Name, "by", by)
+	case first:
+		h.log.Info("blocked a request to a forbidden path", "method", strings.ToUpper(method), "url", redactURL(u.String()), "matched", v.Match, "by", by)
+	}
+}
+
+// Refused returns how many requests the policy refused, by rule (blocked
+// paths, order paths, state changes; hosts are in BlockedHosts).
+func (h *Host) Refused() map[store.Rule]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.refused)
+}
+
+// verifyProxy checks, before any page is used, that the context's traffic
+// goes through the policy proxy: a remote browser that cannot reach it (or
+// a launch that ignored it) would not be held to the store policy, so the
+// browser is not used at all.
+func (h *Host) verifyProxy(g *generation) error {
+	probe := "http://" + proxyProbeHost + "/"
+	resp, err := g.keeper.Goto(probe, playwright.PageGotoOptions{Timeout: playwright.Float(float64(h.opts.ActionTimeout.Milliseconds())), WaitUntil: playwright.WaitUntilStateCommit})
+	var body string
+	if err == nil && resp != nil {
+		b, _ := resp.Body()
+		body = string(b)
+	}
+	_, _ = g.keeper.Goto("about:blank")
+	if body == "policy proxy" {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("an unexpected answer")
+	}
+	if g.remote {
+		return fmt.Errorf("browser: the remote browser cannot reach the policy proxy at %s (%w): every request must pass the proxy for the store policy (blocked paths in every frame, worker and redirect) to hold, so the remote browser is not used; run it on this machine or use a local browser", h.proxy.URL(), firstLine(err))
+	}
+	return fmt.Errorf("browser: the browser's traffic does not go through the policy proxy (%w); refusing to run without the store policy", firstLine(err))
 }
 
 // handlePopup deals with a new tab a page opened despite the popup script
@@ -110,14 +140,17 @@ func (h *Host) popupNavigation(st *pageState, raw string) {
 	})
 }
 
-// redirectGuard watches a tab's document responses through a CDP session
-// of its own and fails redirects that lead off the allowlist or, for the
-// tab's top-level document, to a blocked path. (Playwright's route handler
-// never sees redirect hops.)
-func (h *Host) redirectGuard(g *generation, page playwright.Page, st *pageState) error {
+// guard is a tab's navigation guard: a CDP session of the tab's own
+// pauses its document requests and responses, so that a navigation the
+// policy refuses (a link, a form, a script, a redirect hop) is stopped in
+// the browser before any request is made: the tab stays on its page and
+// gets a notice the model reads. The policy proxy refuses the same
+// requests for every tab, frame and worker; the guard only makes the
+// refusal of a tab's own navigations graceful.
+func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 	sess, err := g.ctx.NewCDPSession(page)
 	if err != nil {
-		return fmt.Errorf("browser: opening the redirect guard's CDP session: %w", err)
+		return fmt.Errorf("browser: opening the tab guard's CDP session: %w", err)
 	}
 	mainFrameID := ""
 	if res, err := sess.Send("Page.getFrameTree", nil); err == nil {
@@ -131,37 +164,75 @@ func (h *Host) redirectGuard(g *generation, page playwright.Page, st *pageState)
 	}
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
-			h.onDocumentResponse(sess, mainFrameID, st, ev)
+			h.onDocument(sess, mainFrameID, st, ev)
 		})
 	})
 	_, err = sess.Send("Fetch.enable", map[string]any{
-		"patterns": []any{map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}},
+		"patterns": []any{
+			map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
+			map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
+		},
 	})
 	if err != nil {
-		return fmt.Errorf("browser: enabling the redirect guard: %w", err)
+		return fmt.Errorf("browser: enabling the tab guard: %w", err)
 	}
 	return nil
 }
 
-func (h *Host) onDocumentResponse(sess playwright.CDPSession, mainFrameID string, st *pageState, ev map[string]any) {
+// onDocument decides on one paused document request (or response, for a
+// redirect).
+func (h *Host) onDocument(sess playwright.CDPSession, mainFrameID string, st *pageState, ev map[string]any) {
 	id, _ := ev["requestId"].(string)
-	status, _ := ev["responseStatusCode"].(float64)
-	if status >= 300 && status < 400 {
-		if target, reason := h.redirectVerdict(ev, mainFrameID); reason != "" {
+	frameID, _ := ev["frameId"].(string)
+	main := mainFrameID == "" || frameID == mainFrameID
+	fail := func(target, reason string) {
+		why := abortFrame
+		if main {
+			why = abortNavigation
 			st.block(target, reason)
-			st.notice(fmt.Sprintf("A redirect to %s was blocked: %s.", target, reason))
-			_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "Aborted"})
+		}
+		_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": why})
+	}
+	if status, isResponse := ev["responseStatusCode"].(float64); isResponse {
+		if status >= 300 && status < 400 {
+			if target, reason := h.redirectVerdict(ev); reason != "" {
+				if main {
+					st.notice(fmt.Sprintf("A redirect to %s was blocked: %s.", target, reason))
+				}
+				fail(target, reason)
+				return
+			}
+		}
+		if _, err := sess.Send("Fetch.continueResponse", map[string]any{"requestId": id}); err != nil {
+			_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
+		}
+		return
+	}
+	if _, failed := ev["responseErrorReason"]; !failed {
+		var raw, method string
+		if r, ok := ev["request"].(map[string]any); ok {
+			raw, _ = r["url"].(string)
+			method, _ = r["method"].(string)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			fail(raw, "the address cannot be parsed")
 			return
 		}
+		if s := strings.ToLower(u.Scheme); s == "http" || s == "https" {
+			if v := h.profile.CheckRequest(method, u, false); !v.Allowed {
+				h.noteRefused(method, u, v, "guard")
+				fail(raw, v.Reason)
+				return
+			}
+		}
 	}
-	if _, err := sess.Send("Fetch.continueResponse", map[string]any{"requestId": id}); err != nil {
-		_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
-	}
+	_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
 }
 
-// redirectVerdict returns the redirect's target and, if the policy forbids
+// redirectVerdict returns a redirect's target and, if the policy forbids
 // it, why.
-func (h *Host) redirectVerdict(ev map[string]any, mainFrameID string) (string, string) {
+func (h *Host) redirectVerdict(ev map[string]any) (string, string) {
 	var from, loc string
 	if r, ok := ev["request"].(map[string]any); ok {
 		from, _ = r["url"].(string)
@@ -189,15 +260,18 @@ func (h *Host) redirectVerdict(ev map[string]any, mainFrameID string) (string, s
 	if s := strings.ToLower(target.Scheme); s != "http" && s != "https" {
 		return target.String(), "only http and https addresses may be opened"
 	}
-	if !h.profile.HostAllowed(target.Hostname()) {
-		h.noteBlockedHost(target.Hostname(), "redirect")
-		return target.String(), fmt.Sprintf("the host %s is outside the %s store's allowlist", store.NormalizeHost(target.Hostname()), h.profile.Name)
-	}
-	frameID, _ := ev["frameId"].(string)
-	if mainFrameID == "" || frameID == mainFrameID {
-		if which, blocked := h.profile.BlockedPathMatch(target.EscapedPath()); blocked {
-			return target.String(), fmt.Sprintf("pages under %s may not be opened by the agent", which)
+	// 307 and 308 repeat the method; the other redirects become GETs.
+	method := "GET"
+	if st, _ := ev["responseStatusCode"].(float64); st == 307 || st == 308 {
+		if r, ok := ev["request"].(map[string]any); ok {
+			if m, _ := r["method"].(string); m != "" {
+				method = m
+			}
 		}
+	}
+	if v := h.profile.CheckRequest(method, target, false); !v.Allowed {
+		h.noteRefused(method, target, v, "redirect")
+		return target.String(), v.Reason
 	}
 	return target.String(), ""
 }

@@ -1,36 +1,53 @@
 package browser
 
 import (
+	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"path"
 	"strings"
 	"sync"
 	"time"
 )
 
-// policyProxy is a forward HTTP proxy on 127.0.0.1 that a launched Chromium
-// sends all its traffic through. It refuses every connection to a host the
-// policy does not allow. Playwright's request routing cannot see redirect
-// hops, WebSockets or a few other kinds of traffic; the proxy sees every
-// connection the browser opens, so no request ever leaves for a host
-// outside the allowlist. (It cannot see paths inside HTTPS; blocked paths
-// are enforced by the route handler and the redirect guard.)
+// policyProxy is a forward HTTP proxy on 127.0.0.1 that the browser sends
+// all its traffic through; it is where the request policy is enforced for
+// every request of every tab, frame and worker and for every redirect hop
+// (each hop is a request of its own here, whatever Playwright's routing
+// sees). CONNECT tunnels to hosts outside the allowlist are refused; a
+// tunnel to an allowed host is terminated here (TLS with the proxy's own
+// key, which the browser is told to trust) so that the method and path of
+// every request inside it are checked too. Requests pass the check or get
+// a 403 and never reach the store. The proxy verifies the store's real
+// certificate itself.
 type policyProxy struct {
-	log     *slog.Logger
-	allow   func(host string) bool
-	onBlock func(host string)
-	rules   []resolverRule
-	dialer  net.Dialer
-	ln      net.Listener
-	srv     *http.Server
-	fwd     *httputil.ReverseProxy
+	log   *slog.Logger
+	pol   proxyPolicy
+	rules []resolverRule
+	dial0 net.Dialer
+	ln    net.Listener
+	srv   *http.Server
+	fwd   *httputil.ReverseProxy
+	// inner serves the requests inside terminated tunnels.
+	inner   *http.Server
+	innerLn *connListener
+	certs   *mitmCerts
 	served  chan struct{}
 
 	mu      sync.Mutex
@@ -39,39 +56,82 @@ type policyProxy struct {
 	wg      sync.WaitGroup
 }
 
+// proxyPolicy is what the proxy asks of the Host.
+type proxyPolicy interface {
+	// allowHost says whether a tunnel to host may be opened at all.
+	allowHost(host string) bool
+	// checkRequest returns nil when the request may go to the server, or
+	// the reason it may not (the proxy answers 403 with it).
+	checkRequest(method string, u *url.URL) error
+}
+
+// proxyProbeHost is a name only the proxy answers: a browser that loads
+// http://proxyProbeHost/ sends its traffic through the proxy.
+const proxyProbeHost = "policy-proxy.gemini-supply.invalid"
+
 // startProxy listens on a random loopback port and serves until Close.
-func startProxy(log *slog.Logger, allow func(string) bool, onBlock func(string), rules []resolverRule) (*policyProxy, error) {
+// insecureUpstream skips verifying the store's certificate (a store
+// profile with a self-signed certificate, the demo).
+func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, insecureUpstream bool) (*policyProxy, error) {
+	certs, err := newMITMCerts()
+	if err != nil {
+		return nil, fmt.Errorf("creating the policy proxy's TLS key: %w", err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the browser's policy proxy on 127.0.0.1: %w", err)
 	}
 	p := &policyProxy{
-		log: log, allow: allow, onBlock: onBlock, rules: rules,
-		dialer:  net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second},
+		log: log, pol: pol, rules: rules,
+		dial0:   net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second},
 		ln:      ln,
+		certs:   certs,
+		innerLn: newConnListener(ln.Addr()),
 		served:  make(chan struct{}),
 		tunnels: map[net.Conn]struct{}{},
 	}
 	p.fwd = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			r.Out.URL = r.In.URL
+			u := *r.In.URL // absolute: plain proxying, or made so by serveInner
+			r.Out.URL = &u
 			r.Out.Host = r.In.Host
 			r.Out.Header.Del("Proxy-Connection")
 			r.Out.Header.Del("Proxy-Authorization")
 		},
 		Transport: &http.Transport{
 			DialContext:           p.dial,
-			MaxIdleConnsPerHost:   4,
+			TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecureUpstream, MinVersion: tls.VersionTLS12}, //nolint:gosec // only for store profiles with a self-signed certificate (the demo)
+			TLSHandshakeTimeout:   15 * time.Second,
+			MaxIdleConnsPerHost:   8,
 			IdleConnTimeout:       30 * time.Second,
 			ResponseHeaderTimeout: 60 * time.Second,
 		},
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	p.srv = &http.Server{
-		Handler:           p,
+		Handler:           http.HandlerFunc(p.serveOuter),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
+	p.inner = &http.Server{
+		Handler:           http.HandlerFunc(p.serveInner),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if tc, ok := c.(*tunnelConn); ok {
+				return context.WithValue(ctx, tunnelKey{}, tc)
+			}
+			return ctx
+		},
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if err := p.inner.Serve(p.innerLn); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			log.Error("policy proxy (tunnels) stopped", "err", err)
+		}
+	}()
 	go func() {
 		defer close(p.served)
 		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -84,7 +144,14 @@ func startProxy(log *slog.Logger, allow func(string) bool, onBlock func(string),
 // URL is the proxy's address for Chromium's --proxy-server.
 func (p *policyProxy) URL() string { return "http://" + p.ln.Addr().String() }
 
-func (p *policyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// SPKIHash is the base64 SHA-256 of the proxy's public key, for Chromium's
+// --ignore-certificate-errors-spki-list: the browser trusts the proxy's
+// certificates and nothing else it would not trust anyway.
+func (p *policyProxy) SPKIHash() string { return p.certs.spki }
+
+// serveOuter handles what the browser sends the proxy itself: CONNECT and
+// absolute-URL requests for plain HTTP.
+func (p *policyProxy) serveOuter(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return
@@ -93,9 +160,62 @@ func (p *policyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this is the browser's policy proxy; it only forwards proxy requests", http.StatusBadRequest)
 		return
 	}
-	if !p.allow(r.URL.Hostname()) {
-		p.onBlock(r.URL.Hostname())
-		http.Error(w, "blocked by the store policy", http.StatusForbidden)
+	p.forward(w, r, r.URL)
+}
+
+// isPrefetch reports whether the browser marked the request as a prefetch
+// (Sec-Purpose: prefetch, or the older Purpose header).
+func isPrefetch(h http.Header) bool {
+	for _, k := range []string{"Sec-Purpose", "Purpose", "X-Purpose"} {
+		if strings.Contains(strings.ToLower(h.Get(k)), "prefetch") {
+			return true
+		}
+	}
+	return false
+}
+
+// tunnelKey carries the *tunnelConn of a request inside a tunnel.
+type tunnelKey struct{}
+
+// serveInner handles a request inside a terminated tunnel: the target is
+// the tunnel's CONNECT authority (not the Host header), the scheme the
+// tunnel's (https, or http for a plain tunnel such as ws://).
+func (p *policyProxy) serveInner(w http.ResponseWriter, r *http.Request) {
+	tc, _ := r.Context().Value(tunnelKey{}).(*tunnelConn)
+	if tc == nil {
+		http.Error(w, "no tunnel", http.StatusBadRequest)
+		return
+	}
+	u := *r.URL
+	u.Scheme = tc.scheme
+	u.Host = tc.authority
+	r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+	p.forward(w, r, &u)
+}
+
+// forward checks the request against the policy and, if allowed, sends it
+// to the server.
+func (p *policyProxy) forward(w http.ResponseWriter, r *http.Request, u *url.URL) {
+	if strings.EqualFold(u.Hostname(), proxyProbeHost) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, "policy proxy")
+		return
+	}
+	// Prefetching is off: Chromium has no switch for <link rel=prefetch>,
+	// so the proxy refuses what Chromium marks as a prefetch.
+	if isPrefetch(r.Header) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "Prefetching is off in the grocery agent's browser.", http.StatusForbidden)
+		return
+	}
+	// The path as the browser sent it, not as Go decoded it, so that the
+	// policy normalises exactly what the server would see.
+	if err := p.pol.checkRequest(r.Method, u); err != nil {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, "Blocked by the grocery agent's store policy: "+err.Error()+".\n")
 		return
 	}
 	p.fwd.ServeHTTP(w, r)
@@ -108,62 +228,181 @@ func (p *policyProxy) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "CONNECT needs host:port", http.StatusBadRequest)
 		return
 	}
-	if !p.allow(hostname) {
-		p.onBlock(hostname)
+	if !p.pol.allowHost(hostname) {
 		http.Error(w, "blocked by the store policy", http.StatusForbidden)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
-	upstream, err := p.dial(ctx, "tcp", host)
-	cancel()
-	if err != nil {
-		p.log.Debug("proxy could not reach host", "host", hostname, "err", err)
-		http.Error(w, "could not reach "+hostname, http.StatusBadGateway)
 		return
 	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		_ = upstream.Close()
 		http.Error(w, "hijacking not supported", http.StatusInternalServerError)
 		return
 	}
 	client, buf, err := hj.Hijack()
 	if err != nil {
-		_ = upstream.Close()
 		return
 	}
-	if !p.track(client, upstream) {
+	if !p.track(client) {
 		_ = client.Close()
-		_ = upstream.Close()
 		return
 	}
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
-		p.untrack(client, upstream)
+		p.untrack(client)
 		return
 	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		defer p.untrack(client, upstream)
-		done := make(chan struct{}, 2)
-		go func() {
-			// Bytes the client sent after the CONNECT line are buffered.
-			if n := buf.Reader.Buffered(); n > 0 {
-				b, _ := buf.Reader.Peek(n)
-				_, _ = upstream.Write(b)
-			}
-			_, _ = io.Copy(upstream, client)
-			closeWrite(upstream)
-			done <- struct{}{}
-		}()
-		go func() {
-			_, _ = io.Copy(client, upstream)
-			closeWrite(client)
-			done <- struct{}{}
-		}()
-		<-done
-		<-done
+		p.terminate(&bufferedConn{Conn: client, r: buf.Reader}, host, hostname)
 	}()
+}
+
+// terminate looks at the tunnel's first byte: a TLS handshake is answered
+// with the proxy's own certificate for hostname, anything else is served
+// as plain HTTP. Either way the requests inside go to serveInner.
+func (p *policyProxy) terminate(c *bufferedConn, authority, hostname string) {
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	first, err := c.r.Peek(1)
+	if err != nil {
+		p.untrack(c.Conn)
+		return
+	}
+	var conn net.Conn = c
+	scheme := "http"
+	if first[0] == 0x16 {
+		tc := tls.Server(c, &tls.Config{
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return p.certs.forHost(hostname) },
+			NextProtos:     []string{"http/1.1"},
+			MinVersion:     tls.VersionTLS12,
+		})
+		if err := tc.Handshake(); err != nil {
+			p.log.Debug("TLS handshake with the browser failed", "host", hostname, "err", err)
+			p.untrack(c.Conn)
+			return
+		}
+		conn, scheme = tc, "https"
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	tun := &tunnelConn{Conn: conn, raw: c.Conn, authority: authority, scheme: scheme, p: p}
+	if !p.innerLn.push(tun) {
+		p.untrack(c.Conn)
+	}
+}
+
+// tunnelConn is a terminated tunnel handed to the inner server.
+type tunnelConn struct {
+	net.Conn
+	raw       net.Conn
+	authority string // host:port of the CONNECT
+	scheme    string
+	p         *policyProxy
+	once      sync.Once
+}
+
+func (t *tunnelConn) Close() error {
+	err := t.Conn.Close()
+	t.once.Do(func() { t.p.untrack(t.raw) })
+	return err
+}
+
+// bufferedConn reads through the bufio.Reader the CONNECT was parsed with
+// (it may hold the first bytes of the tunnel).
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// connListener is a net.Listener fed with connections by push.
+type connListener struct {
+	addr  net.Addr
+	ch    chan net.Conn
+	done  chan struct{}
+	close sync.Once
+}
+
+func newConnListener(addr net.Addr) *connListener {
+	return &connListener{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *connListener) push(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.close.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+// mitmCerts makes the proxy's certificates: one key, one self-signed
+// certificate per host name, made on first use.
+type mitmCerts struct {
+	key    *ecdsa.PrivateKey
+	spki   string
+	mu     sync.Mutex
+	byHost map[string]*tls.Certificate
+}
+
+func newMITMCerts() (*mitmCerts, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(der)
+	return &mitmCerts{key: key, spki: base64.StdEncoding.EncodeToString(sum[:]), byHost: map[string]*tls.Certificate{}}, nil
+}
+
+func (m *mitmCerts) forHost(host string) (*tls.Certificate, error) {
+	host = strings.ToLower(host)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.byHost[host]; ok {
+		return c, nil
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: host, Organization: []string{"gemini-supply policy proxy"}},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(30 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	} else {
+		tmpl.DNSNames = []string{host}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &m.key.PublicKey, m.key)
+	if err != nil {
+		return nil, err
+	}
+	c := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: m.key}
+	m.byHost[host] = c
+	return c, nil
 }
 
 func closeWrite(c net.Conn) {
@@ -202,7 +441,7 @@ func (p *policyProxy) dial(ctx context.Context, network, addr string) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
-	return p.dialer.DialContext(ctx, network, target)
+	return p.dial0.DialContext(ctx, network, target)
 }
 
 // Close stops the listener and every open tunnel.
@@ -218,6 +457,10 @@ func (p *policyProxy) Close() error {
 	err := p.srv.Shutdown(ctx)
 	if err != nil {
 		_ = p.srv.Close()
+	}
+	_ = p.innerLn.Close()
+	if ierr := p.inner.Shutdown(ctx); ierr != nil {
+		_ = p.inner.Close()
 	}
 	<-p.served
 	p.wg.Wait()

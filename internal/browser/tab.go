@@ -96,7 +96,7 @@ func (h *Host) NewTab(ctx context.Context) (*Tab, error) {
 			return nil, fmt.Errorf("browser: setting the tab's viewport: %w", err)
 		}
 	}
-	if err := h.redirectGuard(g, p, st); err != nil {
+	if err := h.guard(g, p, st); err != nil {
 		_ = t.Close()
 		return nil, err
 	}
@@ -218,6 +218,11 @@ func (t *Tab) act(ctx context.Context, action string, settle bool, fn func(c cal
 		<-t.sem
 		return fmt.Errorf("%s: %w", action, ErrClosed)
 	}
+	// The action is bounded as a whole: a call that ignores its deadline
+	// (a wheel event, a page that never answers) does not hold the agent.
+	// The grace lets calls that honour the deadline report their own error.
+	limit := time.NewTimer(time.Until(deadline) + actionGrace)
+	defer limit.Stop()
 	select {
 	case err := <-done:
 		return t.wrap(action, err)
@@ -225,6 +230,8 @@ func (t *Tab) act(ctx context.Context, action string, settle bool, fn func(c cal
 		return fmt.Errorf("%s: %w", action, ctx.Err())
 	case <-t.g.gone:
 		return fmt.Errorf("%s: %w", action, ErrBrowserGone)
+	case <-limit.C:
+		return &TimeoutError{Action: action, Limit: t.h.opts.ActionTimeout, Detail: "the page did not answer in time; take a screenshot to see where it stands"}
 	}
 }
 
@@ -236,7 +243,8 @@ func (t *Tab) wrap(action string, err error) error {
 	var be *BlockedError
 	var ie *InputError
 	var ne *NavigationError
-	if errors.As(err, &be) || errors.As(err, &ie) || errors.As(err, &ne) || errors.Is(err, ErrAuthExpired) {
+	var te *TimeoutError
+	if errors.As(err, &be) || errors.As(err, &ie) || errors.As(err, &ne) || errors.As(err, &te) || errors.Is(err, ErrAuthExpired) {
 		return err
 	}
 	t.st.mu.Lock()
@@ -431,7 +439,7 @@ func (t *Tab) runQueuedPopups() {
 }
 
 // leaveForbiddenPage takes the tab back if it ended up on a page the
-// policy forbids (a guard behind the route handler and redirect guard).
+// policy forbids (a last check behind the proxy and the tab guard).
 func (t *Tab) leaveForbiddenPage(deadline time.Time) {
 	u := t.page.URL()
 	if !strings.HasPrefix(u, "http:") && !strings.HasPrefix(u, "https:") {

@@ -2,10 +2,15 @@ package browser
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 func TestCanonicalKey(t *testing.T) {
@@ -141,90 +148,166 @@ func TestBannerScriptEscapes(t *testing.T) {
 	}
 }
 
+// testPolicy is a proxyPolicy for the proxy's own tests: good.test is
+// allowed, /checkout blocked, POST only to /cart.
+type testPolicy struct {
+	mu      sync.Mutex
+	blocked []string
+}
+
+func (p *testPolicy) allowHost(h string) bool {
+	if h == "good.test" || h == "plain.test" {
+		return true
+	}
+	p.mu.Lock()
+	p.blocked = append(p.blocked, h)
+	p.mu.Unlock()
+	return false
+}
+
+func (p *testPolicy) checkRequest(method string, u *url.URL) error {
+	switch {
+	case !p.allowHost(u.Hostname()):
+		return errors.New("host")
+	case store.NormalizePath(u.EscapedPath())[0] == "checkout":
+		return errors.New("checkout")
+	case method != http.MethodGet && u.Path != "/cart":
+		return errors.New("state change")
+	}
+	return nil
+}
+
 // TestPolicyProxy drives the proxy as Chromium does: CONNECT for TLS and
-// WebSockets, absolute-form requests for plain HTTP.
+// WebSockets (the proxy terminates both and checks every request inside),
+// absolute-form requests for plain HTTP.
 func TestPolicyProxy(t *testing.T) {
 	var mu sync.Mutex
 	hits := map[string]int{}
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		hits[r.Host]++
+		hits[r.Host+" "+r.Method+" "+r.URL.Path]++
 		mu.Unlock()
 		fmt.Fprint(w, "hello from "+r.Host)
-	}))
+	})
+	backend := httptest.NewServer(handler)
 	defer backend.Close()
-	rules, _ := parseResolverRules(fmt.Sprintf("MAP good.test %s, MAP evil.test %s", backend.Listener.Addr(), backend.Listener.Addr()))
-	var blockedMu sync.Mutex
-	var blocked []string
-	p, err := startProxy(slog.New(slog.DiscardHandler), func(h string) bool { return h == "good.test" },
-		func(h string) { blockedMu.Lock(); blocked = append(blocked, h); blockedMu.Unlock() }, rules)
+	tlsBackend := httptest.NewTLSServer(handler)
+	defer tlsBackend.Close()
+	rules, _ := parseResolverRules(fmt.Sprintf("MAP plain.test %s, MAP good.test %s, MAP evil.test %s",
+		backend.Listener.Addr(), tlsBackend.Listener.Addr(), backend.Listener.Addr()))
+	pol := &testPolicy{}
+	// The backend's certificate is not for good.test: a proxy that verifies
+	// it refuses to forward (502); the tests below accept it, as for the
+	// demo store's self-signed certificate.
+	strict, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	p, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	pu, _ := url.Parse(p.URL())
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}, Timeout: 5 * time.Second}
+	// The client trusts exactly the proxy's key, as Chromium is told to.
+	client := &http.Client{Transport: &http.Transport{Proxy: func(r *http.Request) (*url.URL, error) { return pu, nil }, TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, //nolint:gosec // verified by VerifyConnection below
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			der, _ := x509.MarshalPKIXPublicKey(cs.PeerCertificates[0].PublicKey)
+			sum := sha256.Sum256(der)
+			if h := base64.StdEncoding.EncodeToString(sum[:]); h != p.SPKIHash() && h != strict.SPKIHash() {
+				return errors.New("not the proxy's key")
+			}
+			if cs.PeerCertificates[0].VerifyHostname("good.test") != nil {
+				return errors.New("wrong host name")
+			}
+			return nil
+		},
+	}}, Timeout: 10 * time.Second}
+	do := func(method, u string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, u, strings.NewReader("x"))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, u, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, base := range []string{"http://plain.test", "https://good.test"} {
+		host := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
+		if code, body := do("GET", base+"/x"); code != 200 || body != "hello from "+host {
+			t.Fatalf("%s allowed GET: %d %q", base, code, body)
+		}
+		if code, _ := do("POST", base+"/cart"); code != 200 {
+			t.Fatalf("%s cart POST: %d", base, code)
+		}
+		for _, blocked := range []struct{ method, path string }{{"GET", "/checkout"}, {"GET", "/%63heckout/x"}, {"POST", "/x"}, {"PUT", "/cart/../x"}} {
+			if code, body := do(blocked.method, base+blocked.path); code != http.StatusForbidden || !strings.Contains(body, "store policy") {
+				t.Fatalf("%s %s %s: %d %q, want 403", base, blocked.method, blocked.path, code, body)
+			}
+		}
+	}
+	su, _ := url.Parse(strict.URL())
+	pu.Host = su.Host
+	if code, _ := do("GET", "https://good.test/x"); code != http.StatusBadGateway {
+		t.Fatalf("a wrong upstream certificate: %d, want 502", code)
+	}
+	pu.Host = strings.TrimPrefix(p.URL(), "http://")
+	if code, _ := do("GET", "http://evil.test/x"); code != http.StatusForbidden {
+		t.Fatalf("blocked HTTP status %d, want 403", code)
+	}
+	if code, body := do("GET", "http://"+proxyProbeHost+"/"); code != 200 || body != "policy proxy" {
+		t.Fatalf("probe: %d %q", code, body)
+	}
 
-	// Plain HTTP through the proxy.
-	resp, err := client.Get("http://good.test/x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "hello from good.test" {
-		t.Fatalf("allowed HTTP: %d %q", resp.StatusCode, body)
-	}
-	resp, err = client.Get("http://evil.test/x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("blocked HTTP status %d, want 403", resp.StatusCode)
-	}
-
-	// CONNECT tunnels.
-	connect := func(target string) (string, net.Conn) {
+	// A plain CONNECT tunnel (ws:// goes this way) is served and checked too.
+	connect := func(target, path string) string {
 		c, err := net.DialTimeout("tcp", pu.Host, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer c.Close()
 		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
 		br := bufio.NewReader(c)
 		line, _ := br.ReadString('\n')
-		if strings.Contains(line, " 200 ") {
-			for {
-				l, err := br.ReadString('\n')
-				if err != nil || l == "\r\n" {
-					break
-				}
-			}
-			fmt.Fprintf(c, "GET /tunnel HTTP/1.1\r\nHost: good.test\r\nConnection: close\r\n\r\n")
-			all, _ := io.ReadAll(br)
-			return line + string(all), c
+		if !strings.Contains(line, " 200 ") {
+			return line
 		}
-		return line, c
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil || l == "\r\n" {
+				break
+			}
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n", path)
+		all, _ := io.ReadAll(br)
+		return line + string(all)
 	}
-	out, c := connect("good.test:443")
-	c.Close()
-	if !strings.Contains(out, " 200 ") || !strings.Contains(out, "hello from good.test") {
+	// The tunnel's target decides, not the Host header inside it.
+	if out := connect("plain.test:80", "/tunnel"); !strings.Contains(out, "hello from evil.test") {
 		t.Fatalf("allowed CONNECT: %q", out)
 	}
-	out, c = connect("evil.test:443")
-	c.Close()
-	if !strings.Contains(out, " 403 ") {
+	if out := connect("plain.test:80", "/checkout"); !strings.Contains(out, " 403 ") {
+		t.Fatalf("blocked path in a tunnel: %q", out)
+	}
+	if out := connect("evil.test:443", "/"); !strings.Contains(out, " 403 ") {
 		t.Fatalf("blocked CONNECT answered %q, want 403", out)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if hits["evil.test"] != 0 {
-		t.Fatalf("evil.test was reached %d times", hits["evil.test"])
+	// Only the allowed requests reached a server: GET /x and POST /cart
+	// over http and https, and the tunnel's request.
+	want := map[string]int{"plain.test GET /x": 1, "plain.test POST /cart": 1, "good.test GET /x": 1, "good.test POST /cart": 1, "evil.test GET /tunnel": 1}
+	if !maps.Equal(hits, want) {
+		t.Errorf("server hits %v, want %v", hits, want)
 	}
-	blockedMu.Lock()
-	defer blockedMu.Unlock()
-	if !slices.Equal(blocked, []string{"evil.test", "evil.test"}) {
-		t.Fatalf("blocked hosts reported: %v", blocked)
+	pol.mu.Lock()
+	defer pol.mu.Unlock()
+	if !slices.Contains(pol.blocked, "evil.test") {
+		t.Fatalf("blocked hosts reported: %v", pol.blocked)
 	}
 }
 

@@ -68,10 +68,11 @@ func openChromium(t *testing.T) (*Server, playwright.Page) {
 	return s, page
 }
 
-// eventually polls cond until it holds or 10 s pass.
+// eventually polls cond until it holds; the generous bound (a loaded
+// machine) only ends a hang.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testwait.Until(t, what, 10*time.Second, cond)
+	testwait.Until(t, what, 60*time.Second, cond)
 }
 
 func gotoURL(t *testing.T, page playwright.Page, url string) {
@@ -330,9 +331,13 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	if s.EvilHits() == 0 {
 		t.Fatal("evil.example pixel was never requested: the counter cannot prove a block")
 	}
-	if s.CheckoutHits() != 0 {
-		t.Fatalf("checkout reached %d times", s.CheckoutHits())
-	}
+	// Likewise the product page's express-checkout widget reaches checkout
+	// and places orders when nothing stops it: its tricks are real (the
+	// agent's browser policy is tested against them in package browser).
+	eventually(t, "the express-checkout widget's tricks to reach the store", func() bool {
+		r := s.Requests()
+		return s.CheckoutHits() > 0 && r["POST www.metro.ca /api/checkout/place-order"] > 0 && r["GET www.metro.ca "+expressDonePath] > 0
+	})
 	if os.Getenv("DEMOSTORE_SHOTS") != "" {
 		gotoURL(t, page, s.BaseURL()+"/fr/epicerie-en-ligne/recherche?filtre=pommes")
 		shot(t, page, "french")

@@ -29,6 +29,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -113,6 +114,8 @@ type Server struct {
 
 	checkoutHits atomic.Int64
 	evilHits     atomic.Int64
+	reqMu        sync.Mutex
+	requests     map[string]int // "METHOD host escaped-path" -> count
 
 	mu       sync.Mutex
 	consent  bool
@@ -136,6 +139,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		username: opts.Username,
 		password: opts.Password,
 		addrs:    map[string]string{},
+		requests: map[string]int{},
 		sessions: map[string]bool{},
 		codes:    map[string]string{},
 		cartFile: opts.CartFile,
@@ -340,9 +344,18 @@ func (s *Server) ExpireSessions() {
 	s.log.Info("all sessions expired")
 }
 
-// CheckoutHits counts requests that reached a checkout, payment or billing
-// page. The agent must never get there: tests assert 0.
+// CheckoutHits counts requests that reached a checkout, payment, billing
+// or order page, by any method. The agent must never get there: tests
+// assert 0.
 func (s *Server) CheckoutHits() int { return int(s.checkoutHits.Load()) }
+
+// Requests counts every request the store received, on every host, by
+// "METHOD host path" (the path as sent, percent-encoding kept; no query).
+func (s *Server) Requests() map[string]int {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	return maps.Clone(s.requests)
+}
 
 // EvilHits counts requests that reached evil.example (any path, HTTP or
 // HTTPS). The browser's policy must block them: tests assert 0.
@@ -398,6 +411,9 @@ func (s *Server) makeCert() error {
 // never bodies or query values, which may hold credentials).
 func (s *Server) logRequests(host string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.reqMu.Lock()
+		s.requests[r.Method+" "+host+" "+r.URL.EscapedPath()]++
+		s.reqMu.Unlock()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(sw, r)
 		s.log.Debug("request", "host", host, "method", r.Method, "path", r.URL.Path, "status", sw.status, "tls", r.TLS != nil)

@@ -36,11 +36,27 @@ type Profile struct {
 	// LoginHosts are hosts allowed only while the scripted login runs, and
 	// only for the login's own page (the identity provider).
 	LoginHosts []string
-	// BlockedPaths are URL paths that top-level navigations may never open
-	// ("/checkout", "/account/settings"). A path is blocked when its
-	// normalised segments contain a blocked path's segments in a row; see
-	// PathBlocked.
+	// BlockedPaths are URL paths no request may reach ("/checkout",
+	// "/account/settings"): navigations at any depth, subresources, fetch,
+	// workers, redirect hops. A path is blocked when its normalised segments
+	// contain a blocked path's segments in a row; see PathBlocked. The
+	// scripted login may open them (CheckRequest with login).
 	BlockedPaths []string
+	// OrderPaths are the order families (checkout, payment, billing,
+	// orders…): refused for every request, even during the login. Matched
+	// like BlockedPaths.
+	OrderPaths []string
+	// StoreHosts are the hosts an order could be placed on. State-changing
+	// requests (any method but GET and HEAD) to them are allowed only to
+	// CartPaths. Empty means AllowedHosts.
+	StoreHosts []string
+	// CartPaths are the paths of the store's cart operations (add, update,
+	// remove, the postal-code and consent answers the first add needs):
+	// the only paths of StoreHosts that take state-changing requests.
+	// Matched like BlockedPaths, or, with CartPathsExact, only when the
+	// whole normalised path is equal.
+	CartPaths      []string
+	CartPathsExact bool
 	// AuthMarkerSelector is a CSS selector present on store pages only when
 	// the shopper is signed in.
 	AuthMarkerSelector string
@@ -125,6 +141,26 @@ var metroBlockedPaths = []string{
 	"/account/settings", "/account/edit", "/password", "/password-reset",
 }
 
+// orderPaths are the order families every profile refuses for every
+// request and method: placing, paying for or confirming an order.
+var orderPaths = []string{
+	"/checkout", "/payment", "/payments", "/billing", "/order", "/orders",
+	"/place-order", "/placeorder", "/submit-order", "/submitorder", "/confirm-order", "/purchase",
+}
+
+// metroCartPaths is a best-effort list of metro.ca's cart operations
+// (state-changing requests elsewhere on *.metro.ca are refused and logged
+// as a warning naming the path, so a user can report one that is missing).
+// metro.ca publishes no API; these follow its page paths
+// (/en/online-grocery/cart…) and the usual SAP Commerce names for adding,
+// updating and removing entries, the mini cart, and the delivery/pickup
+// (postal code, store, time slot) choice the first add asks for.
+var metroCartPaths = []string{
+	"/cart", "/carts", "/minicart", "/mini-cart", "/add-to-cart", "/addtocart",
+	"/cart-entry", "/cart-entries",
+	"/postal-code", "/postalcode", "/delivery-mode", "/pickup", "/store-selector", "/set-store", "/timeslot", "/time-slot",
+}
+
 // Metro is the profile of www.metro.ca.
 func Metro() Profile {
 	return Profile{
@@ -147,6 +183,9 @@ func Metro() Profile {
 		},
 		LoginHosts:            []string{"auth.moiid.ca", "challenges.cloudflare.com"},
 		BlockedPaths:          slices.Clone(metroBlockedPaths),
+		OrderPaths:            slices.Clone(orderPaths),
+		StoreHosts:            []string{"metro.ca", "*.metro.ca"},
+		CartPaths:             slices.Clone(metroCartPaths),
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
@@ -167,32 +206,43 @@ func Metro() Profile {
 	}
 }
 
+// demoStepTimeout bounds the demo login's steps that wait for something
+// the local store always shows.
+const demoStepTimeout = time.Minute
+
 // Demo is the profile of the local demo store (package demostore). It uses
 // metro's host names, reached through --host-resolver-rules, and accepts the
 // demo's self-signed certificate.
 func Demo() Profile {
 	return Profile{
-		Name:                  "demo",
-		HomeURL:               "https://www.metro.ca/en",
-		CartURL:               "https://www.metro.ca/en/online-grocery/cart",
-		SearchURLTemplate:     "https://www.metro.ca/en/online-grocery/search?filter={q}",
-		AllowedHosts:          []string{"www.metro.ca", "product-images.metro.ca"},
-		LoginHosts:            []string{"auth.moiid.ca"},
-		BlockedPaths:          slices.Clone(metroBlockedPaths),
+		Name:              "demo",
+		HomeURL:           "https://www.metro.ca/en",
+		CartURL:           "https://www.metro.ca/en/online-grocery/cart",
+		SearchURLTemplate: "https://www.metro.ca/en/online-grocery/search?filter={q}",
+		AllowedHosts:      []string{"www.metro.ca", "product-images.metro.ca"},
+		LoginHosts:        []string{"auth.moiid.ca"},
+		BlockedPaths:      slices.Clone(metroBlockedPaths),
+		OrderPaths:        slices.Clone(orderPaths),
+		StoreHosts:        []string{"www.metro.ca", "product-images.metro.ca"},
+		// Exactly the demo store's cart API (package demostore).
+		CartPaths:             []string{"/api/cart/add", "/api/cart/update", "/api/postal-code", "/api/consent"},
+		CartPathsExact:        true,
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
 			{Kind: StepGoto, What: "open the store"},
 			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: time.Second, What: "accept the cookie banner"},
 			{Kind: StepDoneIfAuthenticated, Timeout: time.Second, What: "check for an existing session"},
-			{Kind: StepClick, Selector: "#sign-in-button", What: "open the login panel"},
-			{Kind: StepClick, Selector: "#login-panel-sign-in", What: "follow the panel's sign-in link"},
-			{Kind: StepWaitForHost, Host: "auth.moiid.ca", What: "reach the identity site"},
-			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, What: "enter the email address"},
-			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, What: "enter the password"},
-			{Kind: StepPress, Key: "Enter", What: "submit the sign-in form"},
-			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: 5 * time.Second, What: "return to the store"},
-			{Kind: StepWaitForAuthMarker, Timeout: 5 * time.Second, What: "see the signed-in marker"},
+			// Generous bounds: these steps wait for what always comes on the
+			// local demo store, and a loaded machine may be slow.
+			{Kind: StepClick, Selector: "#sign-in-button", Timeout: demoStepTimeout, What: "open the login panel"},
+			{Kind: StepClick, Selector: "#login-panel-sign-in", Timeout: demoStepTimeout, What: "follow the panel's sign-in link"},
+			{Kind: StepWaitForHost, Host: "auth.moiid.ca", Timeout: demoStepTimeout, What: "reach the identity site"},
+			{Kind: StepFill, Selector: "#signInName", Value: CredentialUsername, Timeout: demoStepTimeout, What: "enter the email address"},
+			{Kind: StepFill, Selector: "#password", Value: CredentialPassword, Timeout: demoStepTimeout, What: "enter the password"},
+			{Kind: StepPress, Key: "Enter", Timeout: demoStepTimeout, What: "submit the sign-in form"},
+			{Kind: StepWaitForHost, Host: "www.metro.ca", Timeout: demoStepTimeout, What: "return to the store"},
+			{Kind: StepWaitForAuthMarker, Timeout: demoStepTimeout, What: "see the signed-in marker"},
 		},
 		BannerText:        DefaultBannerText,
 		IgnoreHTTPSErrors: true,
@@ -350,7 +400,16 @@ func (p Profile) PathBlocked(urlPath string) bool {
 // are not).
 func (p Profile) BlockedPathMatch(urlPath string) (string, bool) {
 	segs := NormalizePath(urlPath)
-	for _, b := range p.BlockedPaths {
+	if b, ok := matchPaths(segs, p.OrderPaths); ok {
+		return b, true
+	}
+	return matchPaths(segs, p.BlockedPaths)
+}
+
+// matchPaths returns the first of paths whose normalised segments appear in
+// a row in segs (see BlockedPathMatch).
+func matchPaths(segs []string, paths []string) (string, bool) {
+	for _, b := range paths {
 		bs := NormalizePath(b)
 		if len(bs) == 0 || len(bs) > len(segs) {
 			continue
@@ -399,11 +458,89 @@ func (p Profile) CheckURL(raw string) URLPolicy {
 	default:
 		return URLPolicy{Reason: fmt.Sprintf("only http and https addresses may be opened, not %q", u.Scheme+":")}
 	}
-	if !p.HostAllowed(u.Host) {
-		return URLPolicy{Reason: fmt.Sprintf("the host %s is outside the %s store's allowlist", NormalizeHost(u.Host), p.Name)}
-	}
-	if which, blocked := p.BlockedPathMatch(u.EscapedPath()); blocked {
-		return URLPolicy{Reason: fmt.Sprintf("pages under %s may not be opened by the agent", which)}
+	if v := p.CheckRequest("GET", u, false); !v.Allowed {
+		return URLPolicy{Reason: v.Reason}
 	}
 	return URLPolicy{Allowed: true}
+}
+
+// Rule names the part of the policy a request verdict comes from.
+type Rule string
+
+// Rules of CheckRequest.
+const (
+	RuleAllowed     Rule = ""
+	RuleScheme      Rule = "scheme"       // not http(s)/ws(s)
+	RuleHost        Rule = "host"         // host outside the allowlist
+	RuleOrder       Rule = "order"        // an order family path (always refused)
+	RuleBlockedPath Rule = "blocked-path" // a blocked path
+	RuleStateChange Rule = "state-change" // a state-changing request outside the cart operations
+)
+
+// RequestVerdict is the policy's answer for one request.
+type RequestVerdict struct {
+	Allowed bool
+	Rule    Rule
+	// Match is the profile entry that matched (a blocked or order path).
+	Match string
+	// Reason says why the request is refused, in words the model can act on.
+	Reason string
+}
+
+// StateChanging reports whether method can change state on a server:
+// every method but GET and HEAD.
+func StateChanging(method string) bool {
+	m := strings.ToUpper(strings.TrimSpace(method))
+	return m != "" && m != "GET" && m != "HEAD"
+}
+
+// CheckRequest is the one request policy: every request of every frame,
+// tab and worker, every redirect hop, whatever its method. login relaxes it
+// for the scripted login only: LoginHosts are allowed, BlockedPaths and
+// the cart-only rule for state changes do not apply; the order families
+// always do.
+func (p Profile) CheckRequest(method string, u *url.URL, login bool) RequestVerdict {
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https", "ws", "wss":
+	default:
+		return RequestVerdict{Rule: RuleScheme, Reason: fmt.Sprintf("only http and https addresses may be opened, not %q", u.Scheme+":")}
+	}
+	host := u.Hostname()
+	if !p.HostAllowed(host) && !(login && p.LoginHostAllowed(host)) {
+		return RequestVerdict{Rule: RuleHost, Reason: fmt.Sprintf("the host %s is outside the %s store's allowlist", NormalizeHost(host), p.Name)}
+	}
+	segs := NormalizePath(u.EscapedPath())
+	if which, ok := matchPaths(segs, p.OrderPaths); ok {
+		return RequestVerdict{Rule: RuleOrder, Match: which, Reason: fmt.Sprintf("pages under %s may not be opened by the agent (the agent never orders)", which)}
+	}
+	if login {
+		return RequestVerdict{Allowed: true}
+	}
+	if which, ok := matchPaths(segs, p.BlockedPaths); ok {
+		return RequestVerdict{Rule: RuleBlockedPath, Match: which, Reason: fmt.Sprintf("pages under %s may not be opened by the agent", which)}
+	}
+	if StateChanging(method) && p.storeHost(host) && !p.cartPath(segs) {
+		return RequestVerdict{Rule: RuleStateChange, Reason: fmt.Sprintf("the %s store's profile allows %s requests only to its cart operations", p.Name, strings.ToUpper(method))}
+	}
+	return RequestVerdict{Allowed: true}
+}
+
+func (p Profile) storeHost(host string) bool {
+	if len(p.StoreHosts) == 0 {
+		return p.HostAllowed(host)
+	}
+	return hostMatches(p.StoreHosts, host)
+}
+
+func (p Profile) cartPath(segs []string) bool {
+	if !p.CartPathsExact {
+		_, ok := matchPaths(segs, p.CartPaths)
+		return ok
+	}
+	for _, c := range p.CartPaths {
+		if slices.Equal(segs, NormalizePath(c)) {
+			return true
+		}
+	}
+	return false
 }

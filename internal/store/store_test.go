@@ -1,6 +1,7 @@
 package store
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestPathBlocked(t *testing.T) {
 		"/en/online-grocery/checkout", "/checkout.aspx", "/checkout;jsessionid=1", "/checkout-review",
 		"/payment", "/en/payment/card", "/billing", "/login", "/fr/login", "/logout", "/signup", "/register",
 		"/account/settings", "/en/account/settings/", "/Account/Edit", "/account%2Fsettings", "/password", "/password-reset",
-		`/en\checkout`,
+		`/en\checkout`, "/account/orders", "/en/online-grocery/order-confirmation", "/api/place-order", "/en/purchase",
 		"/%63heckout/%zz", "/%zz/%63heckout", "/en/%63heckout/%", // one invalid escape must not stop the decoding
 	}
 	for _, path := range blocked {
@@ -109,7 +110,7 @@ func TestPathBlocked(t *testing.T) {
 	}
 	allowed := []string{
 		"/", "/en", "/en/online-grocery/search", "/en/online-grocery/cart", "/en/online-grocery/aisles/dairy-eggs",
-		"/checkoutx", "/en/account", "/account/orders", "/settings", "/en/passwords-of-the-world", "/en/auth/callback",
+		"/checkoutx", "/en/account", "/account/ordering-help", "/settings", "/en/passwords-of-the-world", "/en/auth/callback",
 		"/en/online-grocery/aisles/fruits/passion-fruit/p/123",
 	}
 	for _, path := range allowed {
@@ -201,5 +202,66 @@ func TestLoginStepsAreData(t *testing.T) {
 		if last := p.LoginSteps[len(p.LoginSteps)-1]; last.Kind != StepWaitForAuthMarker {
 			t.Errorf("%s login does not end by checking the auth marker", name)
 		}
+	}
+}
+
+func TestCheckRequest(t *testing.T) {
+	metro, demo := Metro(), Demo()
+	tests := []struct {
+		name    string
+		p       Profile
+		method  string
+		url     string
+		login   bool
+		rule    Rule
+		matched string
+	}{
+		{"metro page", metro, "GET", "https://www.metro.ca/en/online-grocery/search?filter=checkout", false, RuleAllowed, ""},
+		{"metro image", metro, "GET", "https://product-images.metro.ca/x.png", false, RuleAllowed, ""},
+		{"metro head", metro, "HEAD", "https://www.metro.ca/en", false, RuleAllowed, ""},
+		{"metro cart add (best effort)", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", false, RuleAllowed, ""},
+		{"metro mini cart", metro, "PUT", "https://www.metro.ca/minicart/update", false, RuleAllowed, ""},
+		{"metro telemetry host may POST", metro, "POST", "https://mpc2-prod-1-is5qnl632q-uc.a.run.app/collect", false, RuleAllowed, ""},
+		{"metro unknown POST", metro, "POST", "https://www.metro.ca/en/online-grocery/lists/save", false, RuleStateChange, ""},
+		{"metro POST on bare domain", metro, "POST", "http://www.metro.ca/en/x", false, RuleStateChange, ""},
+		{"metro DELETE", metro, "delete", "https://www.metro.ca/en/x", false, RuleStateChange, ""},
+		{"metro cart then checkout", metro, "POST", "https://www.metro.ca/cart/checkout", false, RuleOrder, "/checkout"},
+		{"metro place order", metro, "POST", "https://www.metro.ca/api/Place-Order", false, RuleOrder, "/place-order"},
+		{"metro payment GET", metro, "GET", "https://www.metro.ca/en/payment/card", false, RuleOrder, "/payment"},
+		{"metro login page", metro, "GET", "https://www.metro.ca/en/login", false, RuleBlockedPath, "/login"},
+		{"metro login page during login", metro, "GET", "https://www.metro.ca/en/login", true, RuleAllowed, ""},
+		{"metro POST during login", metro, "POST", "https://www.metro.ca/signin-oidc", true, RuleAllowed, ""},
+		{"metro checkout during login", metro, "GET", "https://www.metro.ca/%63heckout", true, RuleOrder, "/checkout"},
+		{"login host", metro, "POST", "https://auth.moiid.ca/x", false, RuleHost, ""},
+		{"login host during login", metro, "POST", "https://auth.moiid.ca/x", true, RuleAllowed, ""},
+		{"foreign host", metro, "GET", "wss://evil.example/ws", false, RuleHost, ""},
+		{"scheme", metro, "GET", "ftp://www.metro.ca/", false, RuleScheme, ""},
+		{"websocket path", metro, "GET", "wss://www.metro.ca/en/checkout/live", false, RuleOrder, "/checkout"},
+		{"encoded slash", metro, "GET", "https://www.metro.ca/account%2Fsettings", false, RuleBlockedPath, "/account/settings"},
+		{"encoded dots", metro, "GET", "https://www.metro.ca/en/aisles/%2e%2e/%2E%2E/payment", false, RuleOrder, "/payment"},
+		{"double slashes and case", metro, "GET", "https://WWW.metro.ca//EN//CheckOut//", false, RuleOrder, "/checkout"},
+		{"demo cart add", demo, "POST", "https://www.metro.ca/api/cart/add", false, RuleAllowed, ""},
+		{"demo cart add, encoded", demo, "POST", "https://www.metro.ca/api/%63art/add/", false, RuleAllowed, ""},
+		{"demo postal code", demo, "POST", "https://www.metro.ca/api/postal-code", false, RuleAllowed, ""},
+		{"demo cart read", demo, "GET", "https://www.metro.ca/api/cart", false, RuleAllowed, ""},
+		{"demo cart is exact", demo, "POST", "https://www.metro.ca/api/cart/add/more", false, RuleStateChange, ""},
+		{"demo cart page POST", demo, "POST", "https://www.metro.ca/en/online-grocery/cart", false, RuleStateChange, ""},
+		{"demo image POST", demo, "POST", "https://product-images.metro.ca/x", false, RuleStateChange, ""},
+		{"demo express checkout", demo, "POST", "https://www.metro.ca/api/checkout/express", false, RuleOrder, "/checkout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := url.Parse(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := tt.p.CheckRequest(tt.method, u, tt.login)
+			if v.Rule != tt.rule || v.Allowed != (tt.rule == RuleAllowed) || v.Match != tt.matched {
+				t.Fatalf("CheckRequest(%s %s, login=%v) = %+v, want rule %q match %q", tt.method, tt.url, tt.login, v, tt.rule, tt.matched)
+			}
+			if !v.Allowed && v.Reason == "" {
+				t.Fatal("a refusal without a reason")
+			}
+		})
 	}
 }
