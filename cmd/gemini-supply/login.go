@@ -63,15 +63,17 @@ func login(ctx context.Context, args []string, s stdio) error {
 		opts.Headless = false
 		opts.ManualLoginWait = *wait
 	}
-	where := cfg.BrowserProfileDir
+	kept := fmt.Sprintf("The session is kept in %s; shopping runs will use it.", cfg.BrowserProfileDir)
 	if cfg.BrowserRemoteURL != "" {
-		where = "the remote browser's profile"
+		// A remote browser gets a fresh context routed through the policy
+		// proxy (docs/browser.md): its session ends with the connection.
+		kept = "With a remote browser the session lasts only as long as this connection; shopping runs sign in again when needed."
 	}
 	fmt.Fprintf(s.out, "Logging in to %s as %s…\n", opts.Store.Name, cfg.MetroUsername)
 	if err := browser.LoginOnce(ctx, opts); err != nil {
 		fmt.Fprintf(s.err, "gemini-supply login: %v\n", err)
 		return err
 	}
-	fmt.Fprintf(s.out, "Logged in. The session is kept in %s; shopping runs will use it.\n", where)
+	fmt.Fprintf(s.out, "Logged in. %s\n", kept)
 	return nil
 }
