@@ -67,6 +67,20 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 		return 1
 	}
 	defer closeTelegram()
+	// Home Assistant, when configured and needed: the to-do list (no
+	// shopping_list file, or --todo-entity) and the phones of ha_notify.
+	ha, err := shopDialHomeAssistant(ctx, cfg, logger, &deps)
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
+	}
+	if ha != nil {
+		defer ha.Close()
+	}
+	if err := app.WireQuestions(cfg, ha, &deps, logger); err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
+	}
 	runner, err := app.NewRunner(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
