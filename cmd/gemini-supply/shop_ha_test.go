@@ -73,3 +73,34 @@ func TestShopTodoEntityNeedsHomeAssistant(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// TestShopTodoEntityDryRun: --dry-run --todo-entity lists what the Home
+// Assistant list would shop, and changes nothing there.
+func TestShopTodoEntityDryRun(t *testing.T) {
+	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.AddTodoList("todo.groceries", "Groceries", fakeha.ShoppingListFeatures,
+		fakeha.TodoItem{UID: "1", Summary: "2x bananas", Status: "needs_action"},
+		fakeha.TodoItem{UID: "2", Summary: "coffee #failed", Status: "needs_action"})
+	isolateConfig(t, map[string]string{
+		"GEMINI_SUPPLY_HOME_ASSISTANT_URL":   f.URL(),
+		"GEMINI_SUPPLY_HOME_ASSISTANT_TOKEN": "ha-token",
+	})
+	code, out, errOut := runInProcess(t, "shop", "--dry-run", "--todo-entity", "todo.groceries")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{"Shopping list: todo.groceries", "2 × bananas", "coffee — tagged #failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	for _, c := range f.Calls() {
+		if c.Changed {
+			t.Errorf("a dry run changed Home Assistant: %+v", c)
+		}
+	}
+}
