@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 )
 
@@ -131,6 +132,20 @@ func parseShopFlags(args []string, stderr io.Writer) (shopOptions, error) {
 	if err := cfg.ValidateFor(need); err != nil {
 		return o, configFailure("shop", stderr, err)
 	}
+	if flagSet(fs, "todo-entity") {
+		// Shop the Home Assistant list, even when a YAML list is configured.
+		if !app.HomeAssistantConfigured(cfg) {
+			return o, configFailure("shop", stderr, errors.New("--todo-entity needs Home Assistant: set home_assistant_url and home_assistant_token"))
+		}
+		cfg.ShoppingList = ""
+	}
 	o.cfg = cfg
 	return o, nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

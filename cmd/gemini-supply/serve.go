@@ -137,8 +137,8 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	if ha != nil {
 		defer ha.Close()
 		if cfg.ShoppingList == "" {
-			todo := homeassistant.NewTodoProvider(ha, homeassistant.TodoOptions{Entity: cfg.TodoEntity, Logger: logger})
-			if err := todo.Check(ctx); err != nil {
+			todo, err := app.TodoList(ctx, ha, cfg, logger)
+			if err != nil {
 				return err
 			}
 			deps.Provider = todo // its SendSummary is the summary notification
@@ -172,6 +172,10 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			return err
 		}
 		defer closeTelegram()
+	}
+	// The phones of ha_notify ask too; the first answer on any channel wins.
+	if err := app.WireQuestions(cfg, ha, &deps, logger); err != nil {
+		return err
 	}
 
 	runner, err := app.NewRunner(cfg, deps)
@@ -359,10 +363,7 @@ func serveDialHomeAssistant(ctx context.Context, cfg config.Config, logger *slog
 		logger.Warn("Home Assistant is not configured: no todo list, events or notifications")
 		return nil, nil
 	}
-	opts := homeassistant.Options{
-		URL: cfg.HomeAssistantURL, Token: cfg.HomeAssistantToken,
-		SupervisorToken: cfg.SupervisorToken, SupervisorURL: cfg.SupervisorURL, Logger: logger,
-	}
+	opts := app.HomeAssistantOptions(cfg, logger)
 	delay := homeassistant.DefaultBackoffBase
 	for {
 		c, err := homeassistant.Dial(ctx, opts)

@@ -67,6 +67,20 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 		return 1
 	}
 	defer closeTelegram()
+	// Home Assistant, when configured and needed: the to-do list (no
+	// shopping_list file, or --todo-entity) and the phones of ha_notify.
+	ha, err := shopDialHomeAssistant(ctx, cfg, logger, &deps)
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
+	}
+	if ha != nil {
+		defer ha.Close()
+	}
+	if err := app.WireQuestions(cfg, ha, &deps, logger); err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1
+	}
 	runner, err := app.NewRunner(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
@@ -121,13 +135,27 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // touching the list file.
 func dryRun(ctx context.Context, o shopOptions, s stdio) int {
 	path := o.cfg.ShoppingList
-	if path == "" {
+	var list shoppinglist.Provider
+	switch {
+	case path == "" && app.HomeAssistantConfigured(o.cfg):
+		// The Home Assistant list (--todo-entity): read only, like the file.
+		var deps app.Deps
+		ha, err := shopDialHomeAssistant(ctx, o.cfg, slog.New(slog.DiscardHandler), &deps)
+		if err != nil {
+			fmt.Fprintf(s.err, "gemini-supply shop: %v\n", err)
+			return 1
+		}
+		defer ha.Close()
+		list, path = deps.Provider, o.cfg.TodoEntity
+	case path == "":
 		return exitCode(usageFailure("shop", s.err, fmt.Errorf("no shopping list: pass --shopping-list PATH or set shopping_list")))
-	}
-	list, err := shoppinglist.OpenYAML(path, shoppinglist.ReadOnly())
-	if err != nil {
-		fmt.Fprintf(s.err, "gemini-supply shop: %v\n", err)
-		return 1
+	default:
+		yl, err := shoppinglist.OpenYAML(path, shoppinglist.ReadOnly())
+		if err != nil {
+			fmt.Fprintf(s.err, "gemini-supply shop: %v\n", err)
+			return 1
+		}
+		list, path = yl, yl.Path()
 	}
 	items, err := list.Items(ctx)
 	if err != nil {
@@ -136,9 +164,9 @@ func dryRun(ctx context.Context, o shopOptions, s stdio) int {
 	}
 	plan := shoppinglist.PlanRun(items, o.cfg.RetryTagged)
 	if o.json {
-		err = writePlanJSON(s.out, list.Path(), plan)
+		err = writePlanJSON(s.out, path, plan)
 	} else {
-		err = writePlan(s.out, list.Path(), o, plan)
+		err = writePlan(s.out, path, o, plan)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply shop: write the plan: %v\n", err)

@@ -176,6 +176,9 @@ func TestOptionsSchemaTranslationsAndConfigAgree(t *testing.T) {
 			t.Errorf("schema entry %q has no option", key)
 		}
 		s, _ := typ.(string)
+		if list, ok := typ.([]any); ok && len(list) == 1 { // a list option: [type]
+			s, _ = list[0].(string)
+		}
 		if !schemaType.MatchString(s) {
 			t.Errorf("schema entry %q: %q is not an add-on schema type", key, typ)
 		}

@@ -91,7 +91,7 @@ func TestAddonSmoke(t *testing.T) {
 	options := map[string]any{
 		"gemini_api_key": "", "gemini_model": "scripted", "store": "demo",
 		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4",
-		"todo_entity": "todo.shopping_list", "concurrency": 1, "time_budget": "5m", "max_turns": 40,
+		"todo_entity": "todo.shopping_list", "ha_notify": []string{}, "concurrency": 1, "time_budget": "5m", "max_turns": 40,
 		"retry_tagged": false, "telegram_bot_token": "", "telegram_chat_id": 0,
 		"telegram_response_timeout": "10m", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",
 		"mqtt_cleanup": false, "trace_dir": "", "log_level": "debug",

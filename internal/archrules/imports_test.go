@@ -53,6 +53,7 @@ func TestImportRules(t *testing.T) {
 		{"money", nil},
 		{"report", nil},
 		{"choice", nil},
+		{"ask", nil},
 		{"screen", nil},
 		{"atomicfile", nil},
 	}

@@ -71,6 +71,9 @@ type Config struct {
 	HomeAssistantURL   string `yaml:"home_assistant_url" env:"HOME_ASSISTANT_URL"`
 	HomeAssistantToken Secret `yaml:"home_assistant_token" env:"HOME_ASSISTANT_TOKEN"`
 	TodoEntity         string `yaml:"todo_entity" env:"TODO_ENTITY"`
+	// HANotify are companion app notify services (notify.mobile_app_*) that
+	// get questions and safety confirmations as actionable notifications.
+	HANotify []string `yaml:"ha_notify" env:"HA_NOTIFY"`
 	// SupervisorToken is set by the Supervisor when running as an add-on.
 	SupervisorToken Secret `yaml:"-" env:"-"`
 	SupervisorURL   string `yaml:"-" env:"SUPERVISOR_URL"` // default http://supervisor

@@ -26,6 +26,7 @@ type flagDef struct {
 // flagDefs are the flags BindFlags knows, in the order they are listed.
 var flagDefs = []flagDef{
 	{"shopping-list", "ShoppingList", "shopping list YAML `file` (shopping_list)"},
+	{"todo-entity", "TodoEntity", "shop this Home Assistant to-do `entity` (todo_entity; needs home_assistant_url and home_assistant_token)"},
 	{"store", "Store", "store `name`: metro or demo (store)"},
 	{"model", "GeminiModel", "Gemini `model`, or \"scripted\" with store demo (gemini_model)"},
 	{"concurrency", "Concurrency", "items shopped at once, 1 to 8 (concurrency)"},

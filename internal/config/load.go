@@ -339,6 +339,9 @@ func setFromNode(dst reflect.Value, f fieldInfo, n *yaml.Node) error {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
+	if f.typ.Kind() == reflect.Slice && f.typ.Elem().Kind() == reflect.String {
+		return setListFromNode(dst, n)
+	}
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("must be a single value, found %s", kind(n))
 	}
@@ -382,6 +385,37 @@ func setFromNode(dst reflect.Value, f fieldInfo, n *yaml.Node) error {
 	default:
 		return fmt.Errorf("unsupported type %s", f.typ)
 	}
+	return nil
+}
+
+// setListFromNode sets a list of strings from a YAML list of single values,
+// or from one value with the items separated by commas (as in the
+// environment).
+func setListFromNode(dst reflect.Value, n *yaml.Node) error {
+	var items []string
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return fmt.Errorf("must be a list of single values, found %s in it", kind(c))
+			}
+			if v := strings.TrimSpace(c.Value); v != "" {
+				items = append(items, v)
+			}
+		}
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return nil
+		}
+		for v := range strings.SplitSeq(n.Value, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				items = append(items, v)
+			}
+		}
+	default:
+		return fmt.Errorf("must be a list, found %s", kind(n))
+	}
+	dst.Set(reflect.ValueOf(items))
 	return nil
 }
 

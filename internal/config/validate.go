@@ -176,6 +176,14 @@ func (c Config) ValidateFor(need Requirement) error {
 	if c.HomeAssistantURL != "" && !c.HomeAssistantToken.IsSet() && !c.SupervisorToken.IsSet() {
 		add("home_assistant_token", "is required with home_assistant_url (a long-lived access token from your HA profile)")
 	}
+	for _, svc := range c.HANotify {
+		if !haNotifyRE.MatchString(svc) {
+			add("ha_notify", "%q is not a companion app notify service like notify.mobile_app_my_phone", svc)
+		}
+	}
+	if len(c.HANotify) > 0 && c.HomeAssistantURL == "" && !c.SupervisorToken.IsSet() {
+		add("ha_notify", "needs Home Assistant: set home_assistant_url and home_assistant_token, or run as the add-on")
+	}
 	if c.TodoEntity != "" && !todoEntityRE.MatchString(c.TodoEntity) {
 		add("todo_entity", "%q is not a todo entity id like todo.shopping_list", c.TodoEntity)
 	}
@@ -220,6 +228,8 @@ const (
 var (
 	postalCodeRE = regexp.MustCompile(`^[A-Za-z]\d[A-Za-z] ?\d[A-Za-z]\d$`)
 	todoEntityRE = regexp.MustCompile(`^todo\.[a-z0-9_]+$`)
+	// haNotifyRE is a companion app notify service, with or without "notify.".
+	haNotifyRE = regexp.MustCompile(`^(notify\.)?mobile_app_[a-z0-9_]+$`)
 )
 
 func checkURL(add func(string, string, ...any), field, raw string, schemes ...string) {

@@ -772,6 +772,13 @@ func IdempotentService(domain, service string, data map[string]any) bool {
 		id, _ := data["notification_id"].(string)
 		return id != ""
 	}
+	if domain == "notify" && strings.HasPrefix(service, "mobile_app_") {
+		// A companion app notification with a tag replaces the one with
+		// that tag (clear_notification clears it): sending it twice is once.
+		inner, _ := data["data"].(map[string]any)
+		tag, _ := inner["tag"].(string)
+		return tag != ""
+	}
 	return false
 }
 

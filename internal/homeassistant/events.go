@@ -140,7 +140,7 @@ func (s *EventSink) showWaiting(ctx context.Context) {
 	}
 	sort.Strings(items)
 	var b strings.Builder
-	b.WriteString("A product choice needs you. Answer in Telegram:\n\n")
+	b.WriteString("A product choice needs you. Answer where you were asked (Telegram, or the notification on your phone):\n\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "- **%s**", escapeMarkdown(it))
 		if q := s.waiting[it]; q != "" {

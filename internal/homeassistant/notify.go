@@ -24,7 +24,7 @@ type NotifierOptions struct {
 }
 
 // Notifier shows Home Assistant persistent notifications: the run summary,
-// and the notice that a question waits for an answer in Telegram.
+// and the notice that a question waits for an answer (Telegram, the phone).
 type Notifier struct {
 	c    *Client
 	opts NotifierOptions

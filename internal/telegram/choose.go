@@ -108,7 +108,7 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 	for {
 		select {
 		case <-ctx.Done():
-			b.edit(ctx, sent.MessageID, text+"\n\n🛑 Cancelled: the run stopped before you answered.")
+			b.edit(ctx, sent.MessageID, text+"\n\n"+closedLine(ctx))
 			return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, ctx.Err())
 		case <-b.life.Done():
 			return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, ErrClosed)

@@ -47,7 +47,7 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 	for {
 		select {
 		case <-ctx.Done():
-			b.edit(ctx, sent.MessageID, text+"\n\n🛑 Cancelled: the run stopped before you answered.")
+			b.edit(ctx, sent.MessageID, text+"\n\n"+closedLine(ctx))
 			return false, fmt.Errorf("telegram: confirmation: %w", ctx.Err())
 		case <-b.life.Done():
 			return false, fmt.Errorf("telegram: confirmation: %w", ErrClosed)

@@ -197,6 +197,7 @@ type Server struct {
 	states          map[string]*entityState
 	lists           map[string]*todoList
 	notifications   map[string]Notification
+	mobileApps      map[string]*mobileApp // notify service name → phone
 	calls           []ServiceCall
 	events          []FiredEvent
 	conns           map[*conn]struct{}
@@ -232,6 +233,7 @@ func Start(opts Options) (*Server, error) {
 		states:          map[string]*entityState{},
 		lists:           map[string]*todoList{},
 		notifications:   map[string]Notification{},
+		mobileApps:      map[string]*mobileApp{},
 		conns:           map[*conn]struct{}{},
 		coreState:       CoreRunning,
 		entitiesLoaded:  true,
@@ -1134,6 +1136,9 @@ func (s *Server) applyServiceLocked(call *ServiceCall) (any, *serviceError) {
 	case "todo.add_item", "todo.update_item", "todo.remove_item", "todo.get_items",
 		"persistent_notification.create", "persistent_notification.dismiss":
 	default:
+		if call.Domain == "notify" && s.mobileApps[call.Service] != nil {
+			break
+		}
 		return nil, &serviceError{code: "not_found", message: "Service not found."}
 	}
 	if responds && !call.ReturnResponse {
@@ -1145,6 +1150,8 @@ func (s *Server) applyServiceLocked(call *ServiceCall) (any, *serviceError) {
 	switch call.Domain {
 	case "persistent_notification":
 		return nil, s.notificationServiceLocked(call)
+	case "notify":
+		return nil, s.mobileAppServiceLocked(call)
 	}
 	if len(call.EntityIDs) == 0 {
 		return nil, &serviceError{code: "invalid_format", message: "Entity ID is required (target entity_id)"}
@@ -1307,6 +1314,12 @@ func (s *Server) todoServiceLocked(eid string, l *todoList, call *ServiceCall) (
 // fireLocked records an event and delivers it to every subscription; the
 // messages for the firing connection go into own (so they share its frame).
 func (s *Server) fireLocked(eventType string, data map[string]any, self *conn, own *[]any) map[string]any {
+	return s.fireOriginLocked(eventType, data, "LOCAL", self, own)
+}
+
+// fireOriginLocked is fireLocked with the event's origin ("REMOTE" for the
+// events the companion app fires through the mobile_app webhook).
+func (s *Server) fireOriginLocked(eventType string, data map[string]any, origin string, self *conn, own *[]any) map[string]any {
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -1315,7 +1328,7 @@ func (s *Server) fireLocked(eventType string, data map[string]any, self *conn, o
 	ev := map[string]any{
 		"event_type": eventType,
 		"data":       data,
-		"origin":     "LOCAL",
+		"origin":     origin,
 		"time_fired": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
 		"context":    ctx,
 	}

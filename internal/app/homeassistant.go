@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/ask"
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
+)
+
+// The question fan-out and the phone satisfy the interfaces a run consumes.
+var (
+	_ shop.ChoiceResolver = (*ask.Asker)(nil)
+	_ agent.Confirmer     = (*ask.Asker)(nil)
+	_ ask.Chooser         = (*homeassistant.Phone)(nil)
+	_ ask.Confirmer       = (*homeassistant.Phone)(nil)
+)
+
+// HomeAssistantConfigured reports whether cfg reaches a Home Assistant (a
+// URL and token, or the add-on's Supervisor).
+func HomeAssistantConfigured(cfg config.Config) bool {
+	return cfg.SupervisorToken.IsSet() || cfg.HomeAssistantURL != ""
+}
+
+// HomeAssistantOptions are the client options cfg gives.
+func HomeAssistantOptions(cfg config.Config, logger *slog.Logger) homeassistant.Options {
+	return homeassistant.Options{
+		URL: cfg.HomeAssistantURL, Token: cfg.HomeAssistantToken,
+		SupervisorToken: cfg.SupervisorToken, SupervisorURL: cfg.SupervisorURL, Logger: logger,
+	}
+}
+
+// TodoList is the Home Assistant to-do list cfg.TodoEntity on c, checked to
+// exist and to support what a run does — the provider `serve` and `shop`
+// share. Its SendSummary is the summary notification.
+func TodoList(ctx context.Context, c *homeassistant.Client, cfg config.Config, logger *slog.Logger) (*homeassistant.TodoProvider, error) {
+	todo := homeassistant.NewTodoProvider(c, homeassistant.TodoOptions{Entity: cfg.TodoEntity, Logger: logger})
+	if err := todo.Check(ctx); err != nil {
+		return nil, err
+	}
+	return todo, nil
+}
+
+// WireQuestions sets deps.Resolver and deps.Confirmer to ask on every
+// configured channel at once: the phones of ha_notify (through c, when
+// connected) and Telegram (deps.Resolver/Confirmer as wireTelegram left
+// them). With Telegram alone they stay Telegram's. The first answer wins;
+// questions wait cfg.TelegramResponseTimeout on every channel.
+func WireQuestions(cfg config.Config, c *homeassistant.Client, deps *Deps, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var channels []ask.Channel
+	if c != nil && len(cfg.HANotify) > 0 {
+		phone, err := homeassistant.NewPhone(c, homeassistant.PhoneOptions{Services: cfg.HANotify, Logger: logger})
+		if err != nil {
+			return fmt.Errorf("ha_notify: %w", err)
+		}
+		channels = append(channels, ask.Channel{Name: "the phone", Chooser: phone, Confirmer: phone})
+	}
+	if len(channels) == 0 {
+		if len(cfg.HANotify) > 0 {
+			logger.Warn("ha_notify is set but Home Assistant is not connected: questions go to Telegram only, if configured")
+		}
+		return nil
+	}
+	if deps.Resolver != nil || deps.Confirmer != nil {
+		channels = append(channels, ask.Channel{Name: "Telegram", Chooser: deps.Resolver, Confirmer: deps.Confirmer})
+	}
+	asker, err := ask.New(ask.Options{Timeout: cfg.TelegramResponseTimeout, Logger: logger}, channels...)
+	if err != nil {
+		return err
+	}
+	deps.Resolver, deps.Confirmer = asker, asker
+	logger.Info("questions and safety checks are asked on", "channels", asker.Channels())
+	return nil
+}

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
+)
+
+// TestOutOfStockChoiceOnThePhone: with ha_notify wired by WireQuestions, the
+// sold-out item's question arrives on the phone as an actionable
+// notification; the person presses the first option and the agent resumes
+// with that answer (every butter of the demo store is sold out, so it
+// reports the chosen product out of stock), and the notification is
+// cleared.
+func TestOutOfStockChoiceOnThePhone(t *testing.T) {
+	e := newE2E(t, "butter", "bananas")
+	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	const svc = "mobile_app_pixel_8"
+	f.AddMobileApp(svc)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, err := homeassistant.Dial(ctx, homeassistant.Options{URL: f.URL(), Token: config.Secret("ha-token")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	e.cfg.HANotify = []string{"notify." + svc}
+	e.cfg.TelegramResponseTimeout = time.Hour
+	if err := WireQuestions(e.cfg, c, &e.deps, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	pressed := make(chan string, 1)
+	go func() {
+		defer close(pressed)
+		var n fakeha.PhoneNotification
+		ok := false
+		for !ok && ctx.Err() == nil {
+			for _, s := range f.ShownOnPhone(svc) {
+				n, ok = s, true
+			}
+			if !ok {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		for _, a := range n.Actions() {
+			if id, _ := a["action"].(string); strings.HasSuffix(id, "_P0") {
+				if err := f.PressNotificationAction(svc, id, ""); err == nil {
+					pressed <- n.Tag()
+				}
+				return
+			}
+		}
+	}()
+	res, err := e.shop(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, ok := <-pressed
+	if !ok {
+		t.Fatal("no question reached the phone")
+	}
+	got := outcomes(res.Summary)
+	if got["butter"] != "not_found" || got["bananas"] != "added" {
+		t.Fatalf("outcomes = %v", got)
+	}
+	for _, it := range res.Summary.Items {
+		if it.ItemName == "butter" && !strings.Contains(it.Explanation, "The household chose") {
+			t.Errorf("butter explanation = %q, want the product chosen on the phone", it.Explanation)
+		}
+	}
+	testwait.Until(t, "the notification to be cleared", time.Minute, func() bool {
+		return len(f.ShownOnPhone(svc)) == 0
+	})
+	all := f.PhoneNotifications(svc)
+	if last := all[len(all)-1]; last.Message != homeassistant.ClearNotification || last.Tag() != tag {
+		t.Errorf("last phone call = %+v, want clear_notification of %s", last, tag)
+	}
+}
