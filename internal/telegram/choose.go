@@ -88,10 +88,12 @@ const editedHint = "I only read new messages, not edits: please send your answer
 // The message lists the options numbered with prices, then "Nothing (skip
 // this item)" and "Something else (reply with text)", with a button per
 // option, a ⭐ button per option (choose and remember), Nothing and Something
-// else. The user may press a button, reply with a number, or write free text
-// (= custom). An invalid number gets "Please choose 1–N" and the question
-// stays open; "Something else" asks for the text. The answered message is
-// edited to show the choice.
+// else. The user may press a button (on this message only), reply with an
+// option's number, or write free text (= custom). Any other number (0, -2,
+// 1.5, 99999999999999999999999) gets "Please choose 1–N" and the question
+// stays open, as does an edited message (edits are never answers);
+// "Something else" asks for the text. The answered message is edited to
+// show the choice.
 //
 // No answer within the response timeout gives KindNothing with Reason
 // "timeout" (and a nil error). A Telegram failure while asking, an unavailable
