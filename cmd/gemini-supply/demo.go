@@ -34,8 +34,8 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	if err := parseFlags(fs, args, s.err, false); err != nil {
 		return exitCode(err)
 	}
-	if *concurrency < 1 || *concurrency > 8 {
-		return exitCode(usageFailure("demo", s.err, fmt.Errorf("--concurrency %d is not between 1 and 8", *concurrency)))
+	if *concurrency < 1 || *concurrency > config.MaxConcurrency {
+		return exitCode(usageFailure("demo", s.err, fmt.Errorf("--concurrency %d is not between 1 and %d", *concurrency, config.MaxConcurrency)))
 	}
 	// The user's settings still apply where they make sense (browser
 	// executable, Telegram, log level); the store, model and list are the demo's.

@@ -30,7 +30,7 @@ func isolateConfig(t *testing.T, env map[string]string) string {
 
 func runInProcess(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // bounds a hang only
 	defer cancel()
 	var out, errb bytes.Buffer
 	code = run(ctx, args, stdio{in: strings.NewReader(""), out: &out, err: &errb})

@@ -25,7 +25,7 @@ import (
 // pollUntil polls cond (every 10 ms, at most 20 s) and fails with logs().
 func pollUntil(t *testing.T, what string, cond func() bool, logs func() string) {
 	t.Helper()
-	testwait.Until(t, what, 20*time.Second, cond, logs)
+	testwait.Until(t, what, 90*time.Second, cond, logs)
 }
 
 // retainedWatcher records the last payload of every topic under root.
@@ -39,7 +39,7 @@ func watchBroker(t *testing.T, url, filter string) *retainedWatcher {
 	t.Helper()
 	w := &retainedWatcher{last: map[string]string{}}
 	w.pc = paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("serve-test-watcher"))
-	if tok := w.pc.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if tok := w.pc.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		t.Fatalf("watcher connect: %v", tok.Error())
 	}
 	t.Cleanup(func() { w.pc.Disconnect(50) })
@@ -47,7 +47,7 @@ func watchBroker(t *testing.T, url, filter string) *retainedWatcher {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.last[m.Topic()] = string(m.Payload())
-	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	}); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		t.Fatalf("watcher subscribe: %v", tok.Error())
 	}
 	return w
@@ -61,7 +61,7 @@ func (w *retainedWatcher) get(topic string) string {
 
 func (w *retainedWatcher) press(t *testing.T, topic string) {
 	t.Helper()
-	if tok := w.pc.Publish(topic, 1, false, "PRESS"); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if tok := w.pc.Publish(topic, 1, false, "PRESS"); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		t.Fatalf("press %s: %v", topic, tok.Error())
 	}
 }
@@ -119,7 +119,7 @@ func TestServeMQTTButtonStartsRun(t *testing.T) {
 		if req.Source != "mqtt" || req.RetryTagged {
 			t.Errorf("run request %+v, want source mqtt without retry_tagged", req)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("the button press started no run; log:\n%s", logs.String())
 	}
 	pollUntil(t, "status shopping", func() bool { return w.get("gemini_supply/status") == "shopping" }, logs.String)
@@ -141,7 +141,7 @@ func TestServeMQTTButtonStartsRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve: %v", err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(120 * time.Second):
 		t.Fatalf("serve did not stop; log:\n%s", logs.String())
 	}
 	stopMQTT()
@@ -255,7 +255,7 @@ func stopWithin(t *testing.T, stop func(), logs *syncbuf.Buffer) {
 	go func() { stop(); close(stopped) }()
 	select {
 	case <-stopped:
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("stopping MQTT did not return; log:\n%s", logs.String())
 	}
 }

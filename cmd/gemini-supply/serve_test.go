@@ -84,7 +84,7 @@ func TestServeExitsCleanlyOnSIGTERM(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for f.Subscriptions("gemini_supply_start") != 1 {
 		select {
 		case err := <-exited:
@@ -115,7 +115,7 @@ func TestServeExitsCleanlyOnSIGTERM(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, stderr)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatalf("serve did not exit after SIGTERM:\n%s", stderr)
 	}
@@ -145,7 +145,7 @@ func TestServeFailsClearly(t *testing.T) {
 			f := startFake(t)
 			setEnv(t, serveEnv(t, f, tt.token, tt.extra...))
 			var stderr syncbuf.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			code := run(ctx, []string{"serve"}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr})
 			if code != 1 {
@@ -182,7 +182,7 @@ func TestServeFindsTelegramChatID(t *testing.T) {
 	go func() {
 		exited <- run(ctx, []string{"serve"}, stdio{in: strings.NewReader(""), out: io.Discard, err: stderr})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !strings.Contains(stderr.String(), "its chat id will be logged here") {
 		select {
 		case code := <-exited:
@@ -207,7 +207,7 @@ func TestServeFindsTelegramChatID(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit code %d after SIGTERM:\n%s", code, stderr)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("serve did not stop:\n%s", stderr)
 	}
 	if strings.Contains(stderr.String(), cliToken) {

@@ -35,7 +35,7 @@ func runCLI(t *testing.T, args ...string) (<-chan cliResult, *syncbuf.Buffer) {
 	out, errb := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	ch := make(chan cliResult, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		code := run(ctx, args, stdio{in: strings.NewReader(""), out: out, err: errb})
 		ch <- cliResult{code, out.String(), errb.String()}
@@ -48,7 +48,7 @@ func waitCLI(t *testing.T, ch <-chan cliResult) cliResult {
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(40 * time.Second):
+	case <-time.After(150 * time.Second):
 		t.Fatal("command did not finish")
 		return cliResult{}
 	}
@@ -63,7 +63,7 @@ func TestTestTelegramReply(t *testing.T) {
 	t.Setenv("GEMINI_SUPPLY_TELEGRAM_API_ENDPOINT", fake.Endpoint())
 
 	ch, _ := runCLI(t, "test-telegram")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	m, err := fake.WaitMessage(ctx, func(m faketg.Message) bool { return strings.Contains(m.Text, "Test message from gemini-supply") })
 	if err != nil {
@@ -90,8 +90,8 @@ func TestTestTelegramNoReply(t *testing.T) {
 	t.Setenv("TELEGRAM_USER_CHAT_ID", "31337")
 	t.Setenv("GEMINI_SUPPLY_TELEGRAM_API_ENDPOINT", fake.Endpoint())
 
-	ch, _ := runCLI(t, "test-telegram", "--wait", "1s")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ch, _ := runCLI(t, "test-telegram", "--wait", "5s") // the wait is the scenario: long enough to see the other chat
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if _, err := fake.WaitMessage(ctx, func(m faketg.Message) bool { return m.Keyboard != nil }); err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func TestAddonSmoke(t *testing.T) {
 	var mu sync.Mutex
 	watcher := paho.NewClient(paho.NewClientOptions().
 		AddBroker(broker.URL()).SetClientID("smoke-watcher"))
-	if tok := watcher.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if tok := watcher.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		t.Fatalf("watcher connect: %v", tok.Error())
 	}
 	defer watcher.Disconnect(100)
@@ -72,7 +72,7 @@ func TestAddonSmoke(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[m.Topic()] = append([]byte(nil), m.Payload()...)
-	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	}); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		t.Fatalf("watcher subscribe: %v", tok.Error())
 	}
 	topic := func(pred func(topic string, payload []byte) bool) bool {
@@ -137,13 +137,13 @@ func TestAddonSmoke(t *testing.T) {
 		}
 	}()
 
-	waitFor(t, "the websocket connection with the Supervisor token", 20*time.Second, func() bool {
+	waitFor(t, "the websocket connection with the Supervisor token", 90*time.Second, func() bool {
 		return ha.ActiveConnections() > 0
 	}, logs.String)
-	waitFor(t, "the gemini_supply_start subscription", 20*time.Second, func() bool {
+	waitFor(t, "the gemini_supply_start subscription", 90*time.Second, func() bool {
 		return ha.Subscriptions("gemini_supply_start") > 0
 	}, logs.String)
-	waitFor(t, "discovery of the Start button and availability online", 20*time.Second, func() bool {
+	waitFor(t, "discovery of the Start button and availability online", 90*time.Second, func() bool {
 		button := topic(func(k string, v []byte) bool {
 			if !strings.HasPrefix(k, "homeassistant/button/") || !strings.HasSuffix(k, "/config") {
 				return false
@@ -171,10 +171,10 @@ func TestAddonSmoke(t *testing.T) {
 		if errors.As(err, &exit) || err != nil {
 			t.Fatalf("serve did not exit cleanly on SIGTERM: %v\nlog:\n%s", err, logs.String())
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(120 * time.Second):
 		t.Fatalf("serve did not stop within 30s of SIGTERM\nlog:\n%s", logs.String())
 	}
-	waitFor(t, "availability offline after shutdown", 10*time.Second, func() bool {
+	waitFor(t, "availability offline after shutdown", 90*time.Second, func() bool {
 		return topic(func(k string, v []byte) bool {
 			return strings.HasSuffix(k, "/availability") && string(v) == "offline"
 		})

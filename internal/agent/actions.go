@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // argError is a bad argument in a model's function call: reported to the
@@ -42,7 +43,7 @@ var olderActions = map[string]action{
 		if err != nil {
 			return err
 		}
-		text, err := str(a, "text")
+		text, err := str(a, "text", maxTextLen)
 		if err != nil {
 			return err
 		}
@@ -85,7 +86,7 @@ var olderActions = map[string]action{
 		return c.Navigate(ctx, env.homeURL)
 	},
 	"navigate": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		u, err := str(a, "url")
+		u, err := str(a, "url", maxURLLen)
 		if err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ var newerActions = map[string]action{
 	},
 	"move": atPoint(Computer.Move),
 	"type": func(ctx context.Context, c Computer, _ actionEnv, a map[string]any) error {
-		text, err := str(a, "text")
+		text, err := str(a, "text", maxTextLen)
 		if err != nil {
 			return err
 		}
@@ -306,13 +307,13 @@ func number(a map[string]any, k string) (float64, error) {
 	case json.Number:
 		x, err := n.Float64()
 		if err != nil {
-			return 0, badArg("argument %q must be a number, got %q", k, n.String())
+			return 0, badArg("argument %q must be a number, got %q", k, truncate(n.String(), 40))
 		}
 		f = x
 	case string:
 		x, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 		if err != nil {
-			return 0, badArg("argument %q must be a number, got %q", k, n)
+			return 0, badArg("argument %q must be a number, got %q", k, truncate(n, 40))
 		}
 		f = x
 	default:
@@ -324,13 +325,15 @@ func number(a map[string]any, k string) (float64, error) {
 	return f, nil
 }
 
-// coord reads a normalised coordinate and clamps it to 0–999.
+// coord reads a normalised coordinate and clamps it to 0–999. The clamp is
+// done on the float, before any conversion, so a huge value (1e19) becomes
+// 999 rather than overflowing.
 func coord(a map[string]any, k string) (int, error) {
 	f, err := number(a, k)
 	if err != nil {
 		return 0, err
 	}
-	return min(max(int(math.Round(f)), 0), 999), nil
+	return int(math.Round(min(max(f, 0), 999))), nil
 }
 
 func point(a map[string]any, kx, ky string) (Point, error) {
@@ -345,7 +348,17 @@ func point(a map[string]any, kx, ky string) (Point, error) {
 	return Point{X: x, Y: y}, nil
 }
 
-func str(a map[string]any, k string) (string, error) {
+// Length caps on string arguments, in characters: longer is refused with an
+// error the model can read, so one action never types or sends without bound.
+const (
+	maxTextLen = 1000 // text to type: a search, a quantity, a short note
+	maxURLLen  = 2048 // a URL to navigate to
+	maxKeysLen = 100  // a key name or combination ("Control+Shift+ArrowDown")
+	maxWordLen = 32   // short enumerated words (direction, button)
+)
+
+// str reads a string argument of at most maxLen characters.
+func str(a map[string]any, k string, maxLen int) (string, error) {
 	v, ok := a[k]
 	if !ok || v == nil {
 		return "", badArg("missing argument %q", k)
@@ -353,6 +366,9 @@ func str(a map[string]any, k string) (string, error) {
 	s, ok := v.(string)
 	if !ok {
 		return "", badArg("argument %q must be a string, got %T", k, v)
+	}
+	if n := utf8.RuneCountInString(s); n > maxLen {
+		return "", badArg("argument %q is %d characters long; at most %d are allowed in one action", k, n, maxLen)
 	}
 	return s, nil
 }
@@ -368,7 +384,7 @@ func optBool(a map[string]any, k string, def bool) (bool, error) {
 	case string:
 		x, err := strconv.ParseBool(strings.TrimSpace(b))
 		if err != nil {
-			return false, badArg("argument %q must be true or false, got %q", k, b)
+			return false, badArg("argument %q must be true or false, got %q", k, truncate(b, 40))
 		}
 		return x, nil
 	default:
@@ -377,7 +393,7 @@ func optBool(a map[string]any, k string, def bool) (bool, error) {
 }
 
 func direction(a map[string]any) (Direction, error) {
-	s, err := str(a, "direction")
+	s, err := str(a, "direction", maxWordLen)
 	if err != nil {
 		return "", err
 	}
@@ -400,14 +416,14 @@ func magnitude(a map[string]any) (int, error) {
 	if f <= 0 {
 		return 0, badArg("magnitude must be positive, got %v", f)
 	}
-	return min(int(math.Round(f)), 999), nil
+	return int(math.Round(min(max(f, 1), 999))), nil
 }
 
 func button(a map[string]any) (Button, error) {
 	if !has(a, "button") {
 		return ButtonLeft, nil
 	}
-	s, err := str(a, "button")
+	s, err := str(a, "button", maxWordLen)
 	if err != nil {
 		return "", err
 	}
@@ -419,19 +435,21 @@ func button(a map[string]any) (Button, error) {
 	}
 }
 
-// keysArg reads a key combination given as "Control+a" or ["Control", "a"].
+// keysArg reads a key combination given as "Control+a" or ["Control", "a"],
+// at most maxKeysLen characters once joined.
 func keysArg(a map[string]any, k string) (string, error) {
 	v, ok := a[k]
 	if !ok || v == nil {
 		return "", badArg("missing argument %q", k)
 	}
+	var keys string
 	switch ks := v.(type) {
 	case string:
-		if strings.TrimSpace(ks) == "" {
-			return "", badArg("argument %q must not be empty", k)
-		}
-		return ks, nil
+		keys = ks
 	case []any:
+		if len(ks) > maxKeysLen {
+			return "", badArg("argument %q has %d keys; at most %d characters of keys are allowed in one action", k, len(ks), maxKeysLen)
+		}
 		parts := make([]string, 0, len(ks))
 		for _, x := range ks {
 			s, ok := x.(string)
@@ -440,13 +458,17 @@ func keysArg(a map[string]any, k string) (string, error) {
 			}
 			parts = append(parts, s)
 		}
-		if len(parts) == 0 {
-			return "", badArg("argument %q must not be empty", k)
-		}
-		return strings.Join(parts, "+"), nil
+		keys = strings.Join(parts, "+")
 	default:
 		return "", badArg("argument %q must be a key combination such as \"Control+a\", got %T", k, v)
 	}
+	if strings.TrimSpace(keys) == "" {
+		return "", badArg("argument %q must not be empty", k)
+	}
+	if n := utf8.RuneCountInString(keys); n > maxKeysLen {
+		return "", badArg("argument %q is %d characters long; at most %d are allowed in one action", k, n, maxKeysLen)
+	}
+	return keys, nil
 }
 
 func keyArg(a map[string]any) (string, error) {

@@ -457,38 +457,6 @@ func (r *run) confirm(explanation, action string) (bool, error) {
 	return r.cfg.Confirmer.Confirm(r.parent, explanation, action)
 }
 
-// --- safety decisions --------------------------------------------------------
-
-type safetyDecision struct {
-	required    bool
-	explanation string
-}
-
-// splitSafety returns the arguments without "safety_decision", and the
-// decision when it requires confirmation.
-func splitSafety(args map[string]any) (map[string]any, safetyDecision) {
-	raw, ok := args["safety_decision"]
-	if !ok {
-		if args == nil {
-			return map[string]any{}, safetyDecision{}
-		}
-		return args, safetyDecision{}
-	}
-	clean := make(map[string]any, len(args))
-	for k, v := range args {
-		if k != "safety_decision" {
-			clean[k] = v
-		}
-	}
-	var sd safetyDecision
-	if m, ok := raw.(map[string]any); ok {
-		d, _ := m["decision"].(string)
-		sd.required = d == "require_confirmation"
-		sd.explanation, _ = m["explanation"].(string)
-	}
-	return clean, sd
-}
-
 // --- loop detection ------------------------------------------------------------
 
 // actionArgs are the arguments that change what a predefined action does.

@@ -372,12 +372,18 @@ func setFromNode(dst reflect.Value, f fieldInfo, n *yaml.Node) error {
 		dst.SetBool(b)
 	case f.typ.Kind() == reflect.Int || f.typ.Kind() == reflect.Int64:
 		i, err := strconv.ParseInt(n.Value, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("%s is out of range", show)
+		}
 		if err != nil {
 			return fmt.Errorf("%s is not a whole number", show)
 		}
 		dst.SetInt(i)
 	case f.typ.Kind() == reflect.Float64:
 		x, err := strconv.ParseFloat(n.Value, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("%s is out of range", show)
+		}
 		if err != nil {
 			return fmt.Errorf("%s is not a number", show)
 		}

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Problem is one thing wrong with the configuration.
@@ -86,12 +85,6 @@ func (c Config) ValidateFor(need Requirement) error {
 		add("gemini_api_key", "is required (set GEMINI_API_KEY; get a key at https://aistudio.google.com/apikey)")
 	}
 	checkURL(add, "gemini_base_url", c.GeminiBaseURL, "http", "https")
-	if c.GeminiInputPricePerMTok < 0 {
-		add("gemini_input_price_per_mtok", "must not be negative")
-	}
-	if c.GeminiOutputPricePerMTok < 0 {
-		add("gemini_output_price_per_mtok", "must not be negative")
-	}
 	if c.ReviewModel == ScriptedModel && c.GeminiModel != ScriptedModel {
 		add("review_model", "%q works only with gemini_model %q", ScriptedModel, ScriptedModel)
 	}
@@ -102,12 +95,6 @@ func (c Config) ValidateFor(need Requirement) error {
 	}
 	oneOf("thinking_level", c.ThinkingLevel, "low", "medium", "high")
 	oneOf("media_resolution", c.MediaResolution, "low", "medium", "high")
-	if c.ModelRPM < 0 || c.ModelRPM > MaxModelRPM {
-		add("model_rpm", "%d is not between 0 (no limit) and %d", c.ModelRPM, MaxModelRPM)
-	}
-	if c.ModelConcurrency < 0 || c.ModelConcurrency > MaxModelConcurrency {
-		add("model_concurrency", "%d is not between 0 (= concurrency) and %d", c.ModelConcurrency, MaxModelConcurrency)
-	}
 
 	// Store
 	switch c.Store {
@@ -132,26 +119,12 @@ func (c Config) ValidateFor(need Requirement) error {
 	if strings.TrimSpace(c.BrowserProfileDir) == "" && c.BrowserRemoteURL == "" {
 		add("browser_profile_dir", "is required")
 	}
-	if c.ViewportWidth < 640 || c.ViewportWidth > 3840 {
-		add("viewport_width", "%d is not between 640 and 3840 (default %d)", c.ViewportWidth, DefaultViewportWidth)
-	}
-	if c.ViewportHeight < 480 || c.ViewportHeight > 2160 {
-		add("viewport_height", "%d is not between 480 and 2160 (default %d)", c.ViewportHeight, DefaultViewportHeight)
-	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		add("data_dir", "is required")
 	}
 
-	// Run limits
-	if c.Concurrency < 1 || c.Concurrency > MaxConcurrency {
-		add("concurrency", "%d is not between 1 and %d", c.Concurrency, MaxConcurrency)
-	}
-	if c.MaxTurns < 1 || c.MaxTurns > MaxMaxTurns {
-		add("max_turns", "%d is not between 1 and %d", c.MaxTurns, MaxMaxTurns)
-	}
-	if c.TimeBudget < MinTimeBudget || c.TimeBudget > MaxTimeBudget {
-		add("time_budget", "%s is not between %s and %s", c.TimeBudget, MinTimeBudget, MaxTimeBudget)
-	}
+	// Every numeric option's range (limits.go), non-finite numbers included.
+	c.checkLimits(add)
 
 	// Telegram
 	switch {
@@ -159,9 +132,6 @@ func (c Config) ValidateFor(need Requirement) error {
 		add("telegram_chat_id", "is required with telegram_bot_token (your chat id; TELEGRAM_USER_CHAT_ID)")
 	case !c.TelegramBotToken.IsSet() && c.TelegramChatID != 0:
 		add("telegram_bot_token", "is required with telegram_chat_id (TELEGRAM_BOT_TOKEN)")
-	}
-	if c.TelegramResponseTimeout < 10*time.Second || c.TelegramResponseTimeout > 24*time.Hour {
-		add("telegram_response_timeout", "%s is not between 10s and 24h", c.TelegramResponseTimeout)
 	}
 	if c.TelegramAPIEndpoint != "" {
 		if strings.Count(c.TelegramAPIEndpoint, "%s") != 2 {
@@ -213,17 +183,6 @@ func (c Config) ValidateFor(need Requirement) error {
 	}
 	return &Error{Problems: probs}
 }
-
-// Limits checked by Validate.
-const (
-	MaxConcurrency = 8
-	// MaxModelRPM and MaxModelConcurrency bound the quota guard's settings.
-	MaxModelRPM         = 100000
-	MaxModelConcurrency = 64
-	MaxMaxTurns         = 1000
-	MinTimeBudget       = 10 * time.Second
-	MaxTimeBudget       = 24 * time.Hour
-)
 
 var (
 	postalCodeRE = regexp.MustCompile(`^[A-Za-z]\d[A-Za-z] ?\d[A-Za-z]\d$`)

@@ -15,7 +15,7 @@ import (
 const (
 	testToken           = "llat-test-token-0123456789abcdef"
 	testSupervisorToken = "supervisor-test-token-fedcba9876543210"
-	testWait            = 10 * time.Second
+	testWait            = 90 * time.Second // bounds a hang only
 )
 
 func startFake(t *testing.T, opts fakeha.Options) *fakeha.Server {

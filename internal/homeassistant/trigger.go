@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
-// MaxConcurrency is the largest concurrency a trigger may ask for.
-const MaxConcurrency = 8
+// MaxConcurrency is the largest concurrency a trigger may ask for: the
+// configuration's own limit.
+const MaxConcurrency = config.MaxConcurrency
 
 // EventTrigger starts shopping runs from the Home Assistant event
 // gemini_supply_start, and stops the run in progress on gemini_supply_stop

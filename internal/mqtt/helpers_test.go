@@ -18,7 +18,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
-const waitLimit = 15 * time.Second
+const waitLimit = 90 * time.Second // bounds a hang only
 
 // ---------------------------------------------------------------- observer
 

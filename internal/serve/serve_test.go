@@ -22,7 +22,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
-const testWait = 10 * time.Second
+const testWait = 90 * time.Second // bounds a hang only
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
-// MaxConcurrency is the largest concurrency a command may ask for.
-const MaxConcurrency = 8
+// MaxConcurrency is the largest concurrency a command may ask for: the
+// configuration's own limit.
+const MaxConcurrency = config.MaxConcurrency
 
 // maxLine bounds one stdin command.
 const maxLine = 64 << 10

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,10 +152,17 @@ func TestConcurrencyIdenticalOutcomes(t *testing.T) {
 	for _, n := range []int{1, 3} {
 		p := newFakeProvider(names...)
 		h := &fakeHost{authed: true}
-		a := newFakeAgent(map[string]behaviour{
+		by := map[string]behaviour{
 			"a1": added("A1", "$1.00"), "a2": added("A2", "$2.00"), "a3": added("A3", "$3.00"), "a4": added("A4", "$4.00"),
 			"n1": notFound("none"), "n2": notFound("none"), "f1": fails(agent.ReasonStuck, nil),
-		})
+		}
+		if n > 1 {
+			// a2 and a3 meet: each waits (bounded only against a hang) until
+			// the other has started, so agents overlap by an event, not by
+			// hoping a delay is long enough on a busy machine.
+			by["a2"], by["a3"] = meet(by["a2"], by["a3"])
+		}
+		a := newFakeAgent(by)
 		a.delay = 20 * time.Millisecond
 		cfg := baseConfig(t, p, h, a)
 		cfg.Concurrency = n
@@ -173,6 +181,25 @@ func TestConcurrencyIdenticalOutcomes(t *testing.T) {
 	if results[0] != results[1] {
 		t.Errorf("outcomes differ:\n c=1 %s\n c=3 %s", results[0], results[1])
 	}
+}
+
+// meet wraps two behaviours so that each waits for the other to have
+// started before it returns.
+func meet(x, y behaviour) (behaviour, behaviour) {
+	xs, ys := make(chan struct{}), make(chan struct{})
+	var xOnce, yOnce sync.Once
+	wrap := func(b behaviour, mine *sync.Once, started, other chan struct{}) behaviour {
+		return func(ctx context.Context, c *fakeCall) agent.Result {
+			mine.Do(func() { close(started) })
+			select {
+			case <-other:
+			case <-ctx.Done():
+			case <-time.After(90 * time.Second): // bounds a hang only
+			}
+			return b(ctx, c)
+		}
+	}
+	return wrap(x, &xOnce, xs, ys), wrap(y, &yOnce, ys, xs)
 }
 
 // TestSessionExpiryOneLogin: three agents see the session expire at once;
@@ -351,7 +378,7 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 	for range 2 {
 		select {
 		case <-started:
-		case <-time.After(10 * time.Second):
+		case <-time.After(90 * time.Second): // bounds a hang only
 			t.Fatal("agents b and c did not start")
 		}
 	}
@@ -359,8 +386,8 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 	var o out
 	select {
 	case o = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the run did not stop within 10 s of the cancel")
+	case <-time.After(90 * time.Second): // bounds a hang only
+		t.Fatal("the run did not stop after the cancel")
 	}
 	if !errors.Is(o.err, ErrCancelled) || o.res.State != runstatus.StateCancelled || !o.res.Summary.Cancelled {
 		t.Fatalf("err %v state %s", o.err, o.res.State)
@@ -671,11 +698,12 @@ func TestWarmUp(t *testing.T) {
 		p := newFakeProvider("a", "b", "c")
 		bStarted := make(chan struct{})
 		overlap := false
-		// a waits for b to start: up to 5 s when b may start alongside it,
-		// 100 ms when it must not (b cannot start before a ends).
+		// a waits for b to start: until it does (bounded only against a
+		// hang) when b may start alongside it, 100 ms when it must not (b
+		// cannot start before a ends).
 		wait := 100 * time.Millisecond
 		if skip {
-			wait = 5 * time.Second
+			wait = 90 * time.Second
 		}
 		a := newFakeAgent(map[string]behaviour{
 			"a": func(ctx context.Context, c *fakeCall) agent.Result {

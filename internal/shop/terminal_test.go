@@ -47,7 +47,7 @@ func TestTerminal(t *testing.T) {
 		go func() { defer close(done); term.Follow(context.Background(), sub) }()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(90 * time.Second): // bounds a hang only
 			t.Fatal("Follow did not return after run_finished")
 		}
 		out := b.String()

@@ -528,7 +528,7 @@ func (b *Bot) poll(offset int) {
 		ups, err := b.apiFor(ctx).GetUpdates(tgbotapi.UpdateConfig{
 			Offset:         offset,
 			Timeout:        int(b.pollTimeout / time.Second),
-			AllowedUpdates: []string{"message", "callback_query"},
+			AllowedUpdates: []string{"message", "edited_message", "callback_query"},
 		})
 		cancel()
 		if err != nil {
@@ -563,15 +563,42 @@ func (b *Bot) poll(offset int) {
 	}
 }
 
-// updateChat is the chat an update comes from (0 when none).
-func updateChat(u tgbotapi.Update) int64 {
+// updateMessage is the message an update carries: a new one, an edited
+// one, or a channel post (nil for button presses and other updates).
+func updateMessage(u tgbotapi.Update) *tgbotapi.Message {
 	switch {
-	case u.Message != nil && u.Message.Chat != nil:
-		return u.Message.Chat.ID
+	case u.Message != nil:
+		return u.Message
+	case u.EditedMessage != nil:
+		return u.EditedMessage
+	case u.ChannelPost != nil:
+		return u.ChannelPost
+	case u.EditedChannelPost != nil:
+		return u.EditedChannelPost
+	}
+	return nil
+}
+
+// updateChat is the chat an update comes from (0 when none): an edited
+// message or a channel post is attributed to its own chat like a message.
+func updateChat(u tgbotapi.Update) int64 {
+	if m := updateMessage(u); m != nil {
+		if m.Chat != nil {
+			return m.Chat.ID
+		}
+		return 0
+	}
+	switch {
 	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil && u.CallbackQuery.Message.Chat != nil:
 		return u.CallbackQuery.Message.Chat.ID
 	case u.CallbackQuery != nil && u.CallbackQuery.From != nil:
 		return u.CallbackQuery.From.ID
+	case u.MyChatMember != nil:
+		return u.MyChatMember.Chat.ID
+	case u.ChatMember != nil:
+		return u.ChatMember.Chat.ID
+	case u.ChatJoinRequest != nil:
+		return u.ChatJoinRequest.Chat.ID
 	}
 	return 0
 }

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,22 @@ func parseCB(qid, data string) (act string, idx int, ok bool) {
 	return act, idx, true
 }
 
+// ownCallback reads a button press for the question qid asked in message
+// msgID: the data must name the question, and the press must come from that
+// very message (data of a valid question replayed on another message, or on
+// an inline message, is not an answer).
+func ownCallback(qid string, msgID int, cq *tgbotapi.CallbackQuery) (act string, idx int, ok bool) {
+	if cq == nil || cq.Message == nil || cq.Message.MessageID != msgID {
+		return "", 0, false
+	}
+	return parseCB(qid, cq.Data)
+}
+
+// editedHint answers an edited message while a question is open: edits are
+// never answers (an old "no" edited into "yes" must not answer a new
+// question), so the user is asked to write again.
+const editedHint = "I only read new messages, not edits: please send your answer again as a new message."
+
 // Choose asks the user which product to buy for q.ItemName and waits for the
 // answer (choice.KindProduct with Index — Remember set for the ⭐ button —,
 // KindNothing, or KindCustom with Text). One question is open at a time:
@@ -71,10 +88,12 @@ func parseCB(qid, data string) (act string, idx int, ok bool) {
 // The message lists the options numbered with prices, then "Nothing (skip
 // this item)" and "Something else (reply with text)", with a button per
 // option, a ⭐ button per option (choose and remember), Nothing and Something
-// else. The user may press a button, reply with a number, or write free text
-// (= custom). An invalid number gets "Please choose 1–N" and the question
-// stays open; "Something else" asks for the text. The answered message is
-// edited to show the choice.
+// else. The user may press a button (on this message only), reply with an
+// option's number, or write free text (= custom). Any other number (0, -2,
+// 1.5, 99999999999999999999999) gets "Please choose 1–N" and the question
+// stays open, as does an edited message (edits are never answers);
+// "Something else" asks for the text. The answered message is edited to
+// show the choice.
 //
 // No answer within the response timeout gives KindNothing with Reason
 // "timeout" (and a nil error). A Telegram failure while asking, an unavailable
@@ -117,7 +136,7 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 			b.log.Info("no answer in time", "item", q.ItemName, "timeout", b.responseTimeout)
 			return choice.Answer{Kind: choice.KindNothing, Reason: ReasonTimeout}, nil
 		case u := <-c.inbox:
-			r := interpretChoice(c.id, u, shown, awaitingText)
+			r := interpretChoice(c.id, sent.MessageID, u, shown, awaitingText)
 			if u.CallbackQuery != nil {
 				b.ack(ctx, u.CallbackQuery.ID, r.toast)
 			}
@@ -153,10 +172,10 @@ type reaction struct {
 }
 
 // interpretChoice reads one update of the configured chat for the question
-// qid with shown options.
-func interpretChoice(qid string, u tgbotapi.Update, shown int, awaitingText bool) reaction {
+// qid, asked in message msgID, with shown options.
+func interpretChoice(qid string, msgID int, u tgbotapi.Update, shown int, awaitingText bool) reaction {
 	if cq := u.CallbackQuery; cq != nil {
-		act, idx, ok := parseCB(qid, cq.Data)
+		act, idx, ok := ownCallback(qid, msgID, cq)
 		if !ok {
 			return reaction{toast: "This question is already closed."}
 		}
@@ -172,6 +191,9 @@ func interpretChoice(qid string, u tgbotapi.Update, shown int, awaitingText bool
 		}
 		return reaction{toast: "That button is not valid any more."}
 	}
+	if u.EditedMessage != nil {
+		return reaction{say: editedHint}
+	}
 	if u.Message == nil {
 		return reaction{}
 	}
@@ -183,7 +205,9 @@ func interpretChoice(qid string, u tgbotapi.Update, shown int, awaitingText bool
 		return reaction{answer: &choice.Answer{Kind: choice.KindCustom, Text: truncate(text, maxCustomRunes)}}
 	}
 	total := shown + 2
-	if n, ok := parseNumber(text); ok {
+	if n, ok := readNumber(text); ok {
+		// Any number is an attempt at an option, never a product to search
+		// for: one that is not an option's number is asked again.
 		switch {
 		case n >= 1 && n <= shown:
 			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: n - 1}}
@@ -203,11 +227,29 @@ func interpretChoice(qid string, u tgbotapi.Update, shown int, awaitingText bool
 	return reaction{answer: &choice.Answer{Kind: choice.KindCustom, Text: truncate(text, maxCustomRunes)}}
 }
 
-// parseNumber reads "2", "#2", "2." or " 2 ".
-func parseNumber(s string) (int, bool) {
-	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "#"), ".")
-	n, err := strconv.Atoi(s)
-	return n, err == nil
+// numberRE is a reply that is a number at all: any size, a sign, decimals
+// with either mark, digit groups, an exponent ("99999999999999999999999",
+// "-2", "1.5", "1,5", "1 000", "2e3", "٣").
+var numberRE = regexp.MustCompile(`^[+\-−]?(\p{Nd}+([ '_.,]\p{Nd}+)*[.,]?|[.,]\p{Nd}+)([eE][+\-]?\p{Nd}+)?$`)
+
+// optionRE is the only shape that names an option: a plain whole number.
+var optionRE = regexp.MustCompile(`^\+?[0-9]+$`)
+
+// readNumber reads a reply ("2", "#2", "2." or " 2 "). isNumber reports
+// whether it is a number at all; n is the option it names, 0 when none (not
+// a plain whole number, or too large).
+func readNumber(s string) (n int, isNumber bool) {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "#"))
+	s = strings.TrimSuffix(s, ".")
+	if !numberRE.MatchString(s) {
+		return 0, false
+	}
+	if optionRE.MatchString(s) {
+		if v, err := strconv.Atoi(strings.TrimPrefix(s, "+")); err == nil {
+			return v, true
+		}
+	}
+	return 0, true
 }
 
 // questionText is the question message.

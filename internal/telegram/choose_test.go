@@ -654,7 +654,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.PollTimeout = time.Hour })
 	res := async(func() (choice.Answer, error) { return h.bot.Choose(context.Background(), milkQuestion()) })
 	h.waitText("Shopping for: milk")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hang) // far below the hour-long poll
 	defer cancel()
 	if err := h.bot.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -703,9 +703,12 @@ func TestPing(t *testing.T) {
 
 func TestPingTimeoutNamesOtherChats(t *testing.T) {
 	h := newHarness(t)
-	res := async(func() (PingResult, error) { return h.bot.Ping(h.ctx(), 500*time.Millisecond) })
+	// The wait is the scenario (nobody answers); it is long enough for the
+	// other chat's message, sent at once, to be seen before it ends.
+	res := async(func() (PingResult, error) { return h.bot.Ping(h.ctx(), 5*time.Second) })
 	h.waitText("Test message from gemini-supply")
 	h.fake.SendText(otherChat, "it's me")
+	waitLog(t, h.logs, "ignoring Telegram messages from a chat")
 	_, err := await(t, res)
 	if !errors.Is(err, ErrNoReply) || !strings.Contains(err.Error(), fmt.Sprint(otherChat)) || !strings.Contains(err.Error(), "telegram_chat_id") {
 		t.Fatalf("err = %v; want ErrNoReply naming chat %d", err, otherChat)
@@ -716,9 +719,17 @@ func TestInterpretChoice(t *testing.T) {
 	msg := func(s string) tgbotapi.Update {
 		return tgbotapi.Update{Message: &tgbotapi.Message{Text: s, Chat: &tgbotapi.Chat{ID: testChat}}}
 	}
-	cb := func(d string) tgbotapi.Update {
-		return tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: "1", Data: d}}
+	const qmsg = 77 // the question's message
+	cbOn := func(msgID int, d string) tgbotapi.Update {
+		return tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: "1", Data: d,
+			Message: &tgbotapi.Message{MessageID: msgID, Chat: &tgbotapi.Chat{ID: testChat}}}}
 	}
+	cb := func(d string) tgbotapi.Update { return cbOn(qmsg, d) }
+	edited := func(s string) tgbotapi.Update {
+		return tgbotapi.Update{EditedMessage: &tgbotapi.Message{Text: s, Chat: &tgbotapi.Chat{ID: testChat}, EditDate: 1}}
+	}
+	const again = "Please choose 1–5, or describe what you want."
+
 	tests := []struct {
 		name     string
 		u        tgbotapi.Update
@@ -745,10 +756,31 @@ func TestInterpretChoice(t *testing.T) {
 		{"garbage", cb("zzz"), false, nil, false, ""},
 		{"nothing", cb("q.1|n"), false, &choice.Answer{Kind: choice.KindNothing}, false, ""},
 		{"custom button", cb("q.1|c"), false, nil, true, ""},
+		// Every number that is not an option's is asked again, never searched for.
+		{"huge", msg("99999999999999999999999"), false, nil, false, again},
+		{"decimal", msg("1.5"), false, nil, false, again},
+		{"decimal comma", msg("1,5"), false, nil, false, again},
+		{"whole decimal", msg("2.0"), false, nil, false, again},
+		{"negative two", msg("-2"), false, nil, false, again},
+		{"unicode minus", msg("−2"), false, nil, false, again},
+		{"plus", msg("+2"), false, &choice.Answer{Kind: choice.KindProduct, Index: 1}, false, ""},
+		{"leading zero", msg("02"), false, &choice.Answer{Kind: choice.KindProduct, Index: 1}, false, ""},
+		{"exponent", msg("1e3"), false, nil, false, again},
+		{"grouped", msg("1 000"), false, nil, false, again},
+		{"arabic digit", msg("٣"), false, nil, false, again},
+		{"hash decimal", msg("#1.5"), false, nil, false, again},
+		{"a quantity is text", msg("2 liters"), false, &choice.Answer{Kind: choice.KindCustom, Text: "2 liters"}, false, ""},
+		{"awaiting: a decimal is text", msg("1.5"), true, &choice.Answer{Kind: choice.KindCustom, Text: "1.5"}, false, ""},
+		// Buttons count only on the question's own message.
+		{"button on another message", cbOn(qmsg+1, "q.1|p|0"), false, nil, false, ""},
+		{"button without a message", tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: "1", Data: "q.1|p|0", InlineMessageID: "x"}}, false, nil, false, ""},
+		// Edits are never answers.
+		{"edited number", edited("2"), false, nil, false, editedHint},
+		{"edited text", edited("oat milk"), true, nil, false, editedHint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := interpretChoice("q.1", tt.u, 3, tt.awaiting)
+			r := interpretChoice("q.1", qmsg, tt.u, 3, tt.awaiting)
 			if (r.answer == nil) != (tt.answer == nil) || (r.answer != nil && *r.answer != *tt.answer) {
 				t.Errorf("answer = %+v, want %+v", r.answer, tt.answer)
 			}
@@ -783,7 +815,7 @@ func TestDiscoverChat(t *testing.T) {
 	defer fake.Close()
 	fake.SendText(555, "hi bot") // sent before the command started
 	o := Options{Token: testToken, Endpoint: fake.Endpoint(), Logger: newTestLogger(&syncbuf.Buffer{})}
-	c, err := DiscoverChat(context.Background(), o, 10*time.Second)
+	c, err := DiscoverChat(context.Background(), o, hang)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 			b.log.Info("no confirmation in time: treated as no", "action", action)
 			return false, nil
 		case u := <-c.inbox:
-			yes, decided, say := interpretConfirm(c.id, u)
+			yes, decided, say := interpretConfirm(c.id, sent.MessageID, u)
 			if u.CallbackQuery != nil {
 				toast := "This question is already closed."
 				if decided {
@@ -83,10 +83,11 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 	}
 }
 
-// interpretConfirm reads one update for the confirmation qid.
-func interpretConfirm(qid string, u tgbotapi.Update) (yes, decided bool, say string) {
+// interpretConfirm reads one update for the confirmation qid asked in
+// message msgID.
+func interpretConfirm(qid string, msgID int, u tgbotapi.Update) (yes, decided bool, say string) {
 	if cq := u.CallbackQuery; cq != nil {
-		act, _, ok := parseCB(qid, cq.Data)
+		act, _, ok := ownCallback(qid, msgID, cq)
 		switch {
 		case ok && act == actYes:
 			return true, true, ""
@@ -94,6 +95,9 @@ func interpretConfirm(qid string, u tgbotapi.Update) (yes, decided bool, say str
 			return false, true, ""
 		}
 		return false, false, ""
+	}
+	if u.EditedMessage != nil {
+		return false, false, editedHint
 	}
 	if u.Message == nil {
 		return false, false, ""
@@ -177,7 +181,7 @@ func (b *Bot) Ping(ctx context.Context, wait time.Duration) (PingResult, error) 
 			var res PingResult
 			switch {
 			case u.CallbackQuery != nil:
-				if _, _, ok := parseCB(c.id, u.CallbackQuery.Data); !ok {
+				if _, _, ok := ownCallback(c.id, sent.MessageID, u.CallbackQuery); !ok {
 					b.ack(ctx, u.CallbackQuery.ID, "This question is already closed.")
 					continue
 				}
@@ -250,9 +254,9 @@ func chatOf(u tgbotapi.Update) Chat {
 	var chat *tgbotapi.Chat
 	var from *tgbotapi.User
 	text := ""
-	switch {
-	case u.Message != nil:
-		chat, from, text = u.Message.Chat, u.Message.From, u.Message.Text
+	switch m := updateMessage(u); {
+	case m != nil:
+		chat, from, text = m.Chat, m.From, m.Text
 	case u.CallbackQuery != nil:
 		from, text = u.CallbackQuery.From, u.CallbackQuery.Data
 		if u.CallbackQuery.Message != nil {

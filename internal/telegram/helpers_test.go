@@ -17,6 +17,11 @@ const (
 	testToken = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"
 	testChat  = int64(4242)
 	otherChat = int64(9999)
+	// hang bounds a step that waits for an event: generous, so a busy
+	// machine never fails a test; it only ends a hang.
+	hang = 90 * time.Second
+	// testWait is a wait the user would have (Ping): long, the reply ends it.
+	testWait = hang
 )
 
 func newTestLogger(w *syncbuf.Buffer) *slog.Logger {
@@ -50,7 +55,7 @@ func newHarness(t *testing.T, mod ...func(*Options)) *harness {
 	for _, m := range mod {
 		m(&o)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
 	bot, err := New(ctx, o)
 	if err != nil {
@@ -58,7 +63,7 @@ func newHarness(t *testing.T, mod ...func(*Options)) *harness {
 	}
 	h := &harness{t: t, fake: fake, bot: bot, logs: logs}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), hang)
 		defer cancel()
 		if err := bot.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
@@ -75,7 +80,7 @@ func newHarness(t *testing.T, mod ...func(*Options)) *harness {
 
 // ctx is a per-step deadline so a broken test fails instead of hanging.
 func (h *harness) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	h.t.Cleanup(cancel)
 	return ctx
 }
@@ -117,7 +122,7 @@ func await[T any](t *testing.T, ch <-chan result[T]) (T, error) {
 	select {
 	case r := <-ch:
 		return r.v, r.err
-	case <-time.After(15 * time.Second):
+	case <-time.After(hang):
 		t.Fatal("call did not return")
 		var zero T
 		return zero, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -81,7 +82,7 @@ func TestCloseFlushesNotices(t *testing.T) {
 	h.bot.Follow(context.Background(), bus)
 	bus.Publish(runstatus.Event{Kind: runstatus.KindRunStarted, Progress: runstatus.Progress{Total: 1}})
 	bus.Publish(runstatus.Event{Kind: runstatus.KindRunFinished, Summary: testSummary()})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
 	if err := h.bot.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -122,16 +123,10 @@ func TestFollowOnUnavailableBot(t *testing.T) {
 	}
 }
 
-// waitLog polls the logs (with a deadline) for a line containing s.
+// waitLog waits (bounded only against a hang) for a log line containing s.
 func waitLog(t *testing.T, logs *syncbuf.Buffer, s string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with %q:\n%s", s, logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, fmt.Sprintf("a log line with %q", s), hang, func() bool { return strings.Contains(logs.String(), s) }, logs.String)
 }
 
 // TestTokenNeverLeaks drives every path that reports a transport error —

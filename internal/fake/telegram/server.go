@@ -104,9 +104,15 @@ type Server struct {
 	nextUpd   int
 	nextCB    int
 	callbacks []Callback
-	calls     map[string]int
-	failures  map[string]Mode // method ("" = all) → mode
-	closed    bool
+	userMsgs  map[int]*wireMessage // messages the users wrote, for EditText
+	// allowed is the last allowed_updates a getUpdates asked for (nil: never
+	// set, Telegram's default of every common type). Like Telegram, it
+	// applies to updates created after it was set: ones already waiting
+	// are still delivered.
+	allowed  []string
+	calls    map[string]int
+	failures map[string]Mode // method ("" = all) → mode
+	closed   bool
 }
 
 type user struct {
@@ -126,6 +132,7 @@ type wireMessage struct {
 	From        *user           `json:"from,omitempty"`
 	Chat        chat            `json:"chat"`
 	Date        int64           `json:"date"`
+	EditDate    int64           `json:"edit_date,omitempty"`
 	Text        string          `json:"text,omitempty"`
 	ReplyMarkup *inlineKeyboard `json:"reply_markup,omitempty"`
 }
@@ -145,7 +152,21 @@ type callbackQuery struct {
 type update struct {
 	UpdateID      int            `json:"update_id"`
 	Message       *wireMessage   `json:"message,omitempty"`
+	EditedMessage *wireMessage   `json:"edited_message,omitempty"`
 	CallbackQuery *callbackQuery `json:"callback_query,omitempty"`
+}
+
+// kind is the update's type as allowed_updates names it.
+func (u update) kind() string {
+	switch {
+	case u.Message != nil:
+		return "message"
+	case u.EditedMessage != nil:
+		return "edited_message"
+	case u.CallbackQuery != nil:
+		return "callback_query"
+	}
+	return ""
 }
 
 // NewServer starts a fake Bot API on 127.0.0.1 that accepts token.
@@ -158,6 +179,7 @@ func NewServer(token string) *Server {
 		nextUpd:   1,
 		calls:     map[string]int{},
 		failures:  map[string]Mode{},
+		userMsgs:  map[int]*wireMessage{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
@@ -312,18 +334,45 @@ func (s *Server) WaitCallback(ctx context.Context, n int) ([]Callback, error) {
 // SendText injects a text message written by the user of chatID and returns
 // the update id.
 func (s *Server) SendText(chatID int64, text string) int {
+	u, _ := s.Write(chatID, text)
+	return u
+}
+
+// Write is SendText returning the message id as well (for EditText).
+func (s *Server) Write(chatID int64, text string) (updateID, messageID int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.nextMsgID
 	s.nextMsgID++
-	u := update{Message: &wireMessage{
+	m := &wireMessage{
 		MessageID: id,
 		From:      &user{ID: chatID, FirstName: "User"},
 		Chat:      chat{ID: chatID, Type: chatType(chatID)},
 		Date:      time.Now().Unix(),
 		Text:      text,
-	}}
-	return s.pushLocked(u)
+	}
+	s.userMsgs[id] = m
+	cp := *m
+	return s.pushLocked(update{Message: &cp}), id
+}
+
+// EditText injects the user's edit of a message they wrote (Write, SendText):
+// an edited_message update carrying the message's id, chat and first date,
+// its new text and an edit_date, as Telegram sends it. A user can edit only
+// their own messages: an unknown message or another chat's is an error. It
+// returns the update id (0 when Telegram would not create the update because
+// the bot's allowed_updates leave edits out).
+func (s *Server) EditText(chatID int64, messageID int, text string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.userMsgs[messageID]
+	if !ok || m.Chat.ID != chatID {
+		return 0, fmt.Errorf("fake telegram: chat %d wrote no message %d", chatID, messageID)
+	}
+	m.Text = text
+	cp := *m
+	cp.EditDate = max(time.Now().Unix(), m.Date+1)
+	return s.pushLocked(update{EditedMessage: &cp}), nil
 }
 
 // Press injects a press of the button with callback data data on message
@@ -383,6 +432,9 @@ func chatType(id int64) string {
 }
 
 func (s *Server) pushLocked(u update) int {
+	if s.allowed != nil && !slices.Contains(s.allowed, u.kind()) {
+		return 0 // Telegram does not create updates the bot did not ask for
+	}
 	u.UpdateID = s.nextUpd
 	s.nextUpd++
 	s.updates = append(s.updates, u)
@@ -720,6 +772,20 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, p params) {
 			apiError(w, http.StatusBadRequest, "Bad Request: "+err.Error())
 			return
 		}
+	}
+	if p.has("allowed_updates") {
+		var allowed []string
+		if err := json.Unmarshal([]byte(p.str("allowed_updates")), &allowed); err != nil {
+			apiError(w, http.StatusBadRequest, "Bad Request: allowed_updates: "+err.Error())
+			return
+		}
+		s.mu.Lock()
+		if len(allowed) == 0 {
+			s.allowed = nil // an empty list means the default: every common type
+		} else {
+			s.allowed = allowed
+		}
+		s.mu.Unlock()
 	}
 	wait := min(time.Duration(timeout)*time.Second, MaxPollTimeout)
 	timer := time.NewTimer(wait)

@@ -250,3 +250,41 @@ func TestCloseEndsLongPoll(t *testing.T) {
 		t.Fatal("long poll still running after Close")
 	}
 }
+
+// Edits arrive as Telegram sends them: an edited_message update with the
+// original message's id, chat and date, the new text and an edit_date. Only
+// the chat that wrote a message can edit it, and a bot whose allowed_updates
+// leave edits out gets none created after it asked (ones already waiting
+// still come, as on Telegram).
+func TestEditedMessagesAndAllowedUpdates(t *testing.T) {
+	s := NewServer(token)
+	defer s.Close()
+	bot := newBot(t, s)
+	id, msgID := s.Write(7, "1")
+	if _, err := s.EditText(8, msgID, "2"); err == nil {
+		t.Error("another chat edited the user's message")
+	}
+	if ups, err := bot.GetUpdates(tgbotapi.UpdateConfig{Offset: 0}); err != nil || len(ups) != 1 || ups[0].Message.MessageID != msgID {
+		t.Fatalf("updates = %+v, %v", ups, err)
+	}
+	early, err := s.EditText(7, msgID, "2")
+	if err != nil || early == 0 {
+		t.Fatalf("EditText = %d, %v", early, err)
+	}
+	ups, err := bot.GetUpdates(tgbotapi.UpdateConfig{Offset: id + 1, AllowedUpdates: []string{"message", "callback_query"}})
+	if err != nil || len(ups) != 1 {
+		t.Fatalf("updates = %+v, %v", ups, err)
+	}
+	e := ups[0].EditedMessage
+	if ups[0].Message != nil || e == nil || e.MessageID != msgID || e.Chat == nil || e.Chat.ID != 7 || e.Text != "2" || e.EditDate <= e.Date || e.From == nil || e.From.ID != 7 {
+		t.Fatalf("edited update = %+v / %+v, want the edit that was waiting before allowed_updates was set", ups[0], e)
+	}
+	if late, err := s.EditText(7, msgID, "3"); err != nil || late != 0 {
+		t.Errorf("edit after allowed_updates left edits out: update %d, %v; want none created", late, err)
+	}
+	s.SendText(7, "4")
+	ups, err = bot.GetUpdates(tgbotapi.UpdateConfig{Offset: early + 1})
+	if err != nil || len(ups) != 1 || ups[0].Message == nil || ups[0].Message.Text != "4" {
+		t.Fatalf("updates = %+v, %v; want only the new message", ups, err)
+	}
+}
