@@ -219,11 +219,15 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		}
 		return err == nil, nil
 	case store.StepWaitForHost:
+		// Reaching the host is enough (commit): the next steps wait for what
+		// they need on the page. Waiting for a load state here hung for the
+		// whole step on a loaded machine although the page was already there
+		// ("did not reach www.metro.ca (it is on https://www.metro.ca/en)").
 		want := strings.ToLower(s.Host)
 		err := page.WaitForURL(func(raw string) bool {
 			u, err := url.Parse(raw)
 			return err == nil && strings.EqualFold(u.Hostname(), want)
-		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateDomcontentloaded})
+		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateCommit})
 		if err != nil && !isTargetClosed(err) {
 			hint := ""
 			if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) {
