@@ -3,6 +3,7 @@ package choice
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,7 +46,9 @@ func ParseReply(text string, shown int, awaitingText bool) Reply {
 			num, remember = t, true
 		}
 	}
-	if n, ok := parseNumber(num); ok {
+	if n, ok := readNumber(num); ok {
+		// Any number that is not an option's number is asked again
+		// ("1.5", "0", "99999999999999999999999").
 		switch {
 		case n >= 1 && n <= shown:
 			return Reply{Answer: &Answer{Kind: KindProduct, Index: n - 1, Remember: remember}}
@@ -77,11 +80,30 @@ func ParseYesNo(text string) (yes, ok bool) {
 	return false, false
 }
 
-// parseNumber reads "2", "#2", "2." or " 2 ".
-func parseNumber(s string) (int, bool) {
-	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "#"), ".")
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	return n, err == nil
+// numberRE is a reply that is a number at all: any size, a sign, decimals
+// with either mark, digit groups, an exponent ("99999999999999999999999",
+// "-2", "1.5", "1,5", "1 000", "2e3", "٣").
+var numberRE = regexp.MustCompile(`^[+\-−]?(\p{Nd}+([ '_.,]\p{Nd}+)*[.,]?|[.,]\p{Nd}+)([eE][+\-]?\p{Nd}+)?$`)
+
+// optionRE is the only shape that names an option: a plain whole number.
+var optionRE = regexp.MustCompile(`^\+?[0-9]+$`)
+
+// readNumber reads a reply ("2", "#2", "2." or " 2 "). isNumber reports
+// whether it is a number at all; n is the option it names, 0 when none (not
+// a plain whole number, or too large). Any number is an attempt at an
+// option, never a product to search for.
+func readNumber(s string) (n int, isNumber bool) {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "#"))
+	s = strings.TrimSuffix(s, ".")
+	if !numberRE.MatchString(s) {
+		return 0, false
+	}
+	if optionRE.MatchString(s) {
+		if v, err := strconv.Atoi(strings.TrimPrefix(s, "+")); err == nil {
+			return v, true
+		}
+	}
+	return 0, true
 }
 
 func truncateRunes(s string, limit int) string {

@@ -24,6 +24,14 @@ func TestParseReply(t *testing.T) {
 		{text: "6", retry: true},
 		{text: "0", retry: true},
 		{text: "⭐4", retry: true}, // Nothing cannot be remembered
+		// Any number that is not an option's is asked again, never searched for.
+		{text: "99999999999999999999999", retry: true},
+		{text: "1.5", retry: true},
+		{text: "1,5", retry: true},
+		{text: "-2", retry: true},
+		{text: "2e3", retry: true},
+		{text: "⭐1.5", retry: true},
+		{text: "1 000", retry: true},
 		{text: "", retry: true},
 		{text: "the lactose-free one", want: &Answer{Kind: KindCustom, Text: "the lactose-free one"}},
 		{text: "2", awaitingText: true, want: &Answer{Kind: KindCustom, Text: "2"}},

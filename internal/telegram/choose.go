@@ -3,7 +3,6 @@ package telegram
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +21,6 @@ const (
 	maxNameRunes    = 120
 	maxContextRunes = 1500
 	maxButtonRunes  = 40
-	maxCustomRunes  = 300
 )
 
 // ReasonTimeout is the Answer.Reason (KindNothing) when nobody answered in time.
@@ -197,59 +195,10 @@ func interpretChoice(qid string, msgID int, u tgbotapi.Update, shown int, awaiti
 	if u.Message == nil {
 		return reaction{}
 	}
-	text := strings.TrimSpace(u.Message.Text)
-	if text == "" {
-		return reaction{say: "Please reply with a number or describe what you want."}
-	}
-	if awaitingText {
-		return reaction{answer: &choice.Answer{Kind: choice.KindCustom, Text: truncate(text, maxCustomRunes)}}
-	}
-	total := shown + 2
-	if n, ok := readNumber(text); ok {
-		// Any number is an attempt at an option, never a product to search
-		// for: one that is not an option's number is asked again.
-		switch {
-		case n >= 1 && n <= shown:
-			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: n - 1}}
-		case n == shown+1:
-			return reaction{answer: &choice.Answer{Kind: choice.KindNothing}}
-		case n == shown+2:
-			return reaction{askText: true}
-		}
-		return reaction{say: fmt.Sprintf("Please choose 1–%d, or describe what you want.", total)}
-	}
-	switch strings.ToLower(strings.Trim(text, ".!")) {
-	case "nothing", "skip", "none":
-		return reaction{answer: &choice.Answer{Kind: choice.KindNothing}}
-	case "something else":
-		return reaction{askText: true}
-	}
-	return reaction{answer: &choice.Answer{Kind: choice.KindCustom, Text: truncate(text, maxCustomRunes)}}
-}
-
-// numberRE is a reply that is a number at all: any size, a sign, decimals
-// with either mark, digit groups, an exponent ("99999999999999999999999",
-// "-2", "1.5", "1,5", "1 000", "2e3", "٣").
-var numberRE = regexp.MustCompile(`^[+\-−]?(\p{Nd}+([ '_.,]\p{Nd}+)*[.,]?|[.,]\p{Nd}+)([eE][+\-]?\p{Nd}+)?$`)
-
-// optionRE is the only shape that names an option: a plain whole number.
-var optionRE = regexp.MustCompile(`^\+?[0-9]+$`)
-
-// readNumber reads a reply ("2", "#2", "2." or " 2 "). isNumber reports
-// whether it is a number at all; n is the option it names, 0 when none (not
-// a plain whole number, or too large).
-func readNumber(s string) (n int, isNumber bool) {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "#"))
-	s = strings.TrimSuffix(s, ".")
-	if !numberRE.MatchString(s) {
-		return 0, false
-	}
-	if optionRE.MatchString(s) {
-		if v, err := strconv.Atoi(strings.TrimPrefix(s, "+")); err == nil {
-			return v, true
-		}
-	}
-	return 0, true
+	// One reading of typed replies for every channel (choice.ParseReply):
+	// a number that is not an option's is asked again, ⭐2 remembers.
+	r := choice.ParseReply(u.Message.Text, shown, awaitingText)
+	return reaction{answer: r.Answer, askText: r.AskText, say: r.Retry}
 }
 
 // questionText is the question message.
