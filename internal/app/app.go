@@ -30,6 +30,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/preferences"
+	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
@@ -106,7 +107,7 @@ type Runner struct {
 
 	envMu sync.Mutex
 	env   *environment
-	prefs shop.Preferences
+	mem   *products.Memory
 }
 
 // environment is what runs share.
@@ -233,6 +234,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		PostalCode:  r.cfg.PostalCode,
 		Resolver:    r.deps.Resolver,
 		Preferences: r.preferences(),
+		Memory:      r.productMemory(),
 		Cart:        cart,
 		Notifiers:   r.deps.Notifiers,
 		Bus:         r.deps.Bus,
@@ -447,18 +449,18 @@ func (r *Runner) preferences() shop.Preferences {
 	if r.deps.Preferences != nil {
 		return r.deps.Preferences
 	}
-	r.envMu.Lock()
-	defer r.envMu.Unlock()
-	if r.prefs != nil || r.cfg.DataDir == "" {
-		return r.prefs
+	if m := r.memory(); m.m != nil {
+		return m
 	}
-	st, err := preferences.Open(r.cfg.DataDir, preferences.WithLogger(r.base))
-	if err != nil {
-		r.log.Warn("remembered products are unavailable", "err", err)
-		return nil
+	return nil
+}
+
+// productMemory is where the run records what it added (nil: nowhere).
+func (r *Runner) productMemory() shop.ProductMemory {
+	if m := r.memory(); m.m != nil {
+		return m
 	}
-	r.prefs = Preferences(st)
-	return r.prefs
+	return nil
 }
 
 // Preferences adapts a preferences store to shop.Preferences.
