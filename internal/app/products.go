@@ -4,6 +4,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 var (
@@ -36,7 +37,7 @@ func (a memoryAdapter) Remember(item string, p shop.PreferredProduct) error {
 }
 
 func (a memoryAdapter) Added(item string, ad shoppinglist.Added) error {
-	return a.m.Added(item, products.Product{Name: ad.ProductName, URL: ad.URL, Price: ad.Price.Text, Quantity: ad.Quantity})
+	return a.m.Added(item, products.Product{Name: ad.ProductName, URL: ad.URL, ProductID: store.ProductID(ad.URL), Price: ad.Price.Text, Quantity: ad.Quantity})
 }
 
 // memory opens the configured store's product memory once (nil without a
