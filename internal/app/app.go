@@ -29,7 +29,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/money"
-	"github.com/gemini-supply/gemini-supply/internal/preferences"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -90,7 +89,6 @@ var (
 	_ shop.ChoiceResolver = (*telegram.Bot)(nil)
 	_ agent.Confirmer     = (*telegram.Bot)(nil)
 	_ shop.Notifier       = (*homeassistant.Notifier)(nil)
-	_ shop.Preferences    = prefsAdapter{}
 )
 
 // Runner runs shopping runs, one at a time, from one configuration. It
@@ -461,23 +459,6 @@ func (r *Runner) productMemory() shop.ProductMemory {
 		return m
 	}
 	return nil
-}
-
-// Preferences adapts a preferences store to shop.Preferences.
-func Preferences(st *preferences.Store) shop.Preferences { return prefsAdapter{st} }
-
-type prefsAdapter struct{ st *preferences.Store }
-
-func (p prefsAdapter) Lookup(item string) (shop.PreferredProduct, bool) {
-	pr, ok := p.st.Lookup(item)
-	if !ok {
-		return shop.PreferredProduct{}, false
-	}
-	return shop.PreferredProduct{Name: pr.Name, URL: pr.URL, ProductID: pr.ProductID, Price: pr.Price}, true
-}
-
-func (p prefsAdapter) Remember(item string, pp shop.PreferredProduct) error {
-	return p.st.Remember(preferences.Key(item), preferences.Product{Name: pp.Name, URL: pp.URL, ProductID: pp.ProductID, Price: pp.Price})
 }
 
 // storeInfo describes a profile to the run.
