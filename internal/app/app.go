@@ -28,7 +28,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/money"
-	"github.com/gemini-supply/gemini-supply/internal/preferences"
+	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
@@ -98,7 +98,6 @@ var (
 	_ shop.ChoiceResolver = (*telegram.Bot)(nil)
 	_ agent.Confirmer     = (*telegram.Bot)(nil)
 	_ shop.Notifier       = (*homeassistant.Notifier)(nil)
-	_ shop.Preferences    = prefsAdapter{}
 )
 
 // Runner runs shopping runs, one at a time, from one configuration. It
@@ -115,7 +114,7 @@ type Runner struct {
 
 	envMu sync.Mutex
 	env   *environment
-	prefs shop.Preferences
+	mem   *products.Memory
 
 	quotaMu   sync.Mutex
 	quota     *agent.Quota // shared by the runs, so the per-minute window spans them
@@ -257,6 +256,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		PostalCode:  r.cfg.PostalCode,
 		Resolver:    r.deps.Resolver,
 		Preferences: r.preferences(),
+		Memory:      r.productMemory(),
 		Cart:        cart,
 		Notifiers:   r.deps.Notifiers,
 		Bus:         r.deps.Bus,
@@ -527,35 +527,18 @@ func (r *Runner) preferences() shop.Preferences {
 	if r.deps.Preferences != nil {
 		return r.deps.Preferences
 	}
-	r.envMu.Lock()
-	defer r.envMu.Unlock()
-	if r.prefs != nil || r.cfg.DataDir == "" {
-		return r.prefs
+	if m := r.memory(); m.m != nil {
+		return m
 	}
-	st, err := preferences.Open(r.cfg.DataDir, preferences.WithLogger(r.base))
-	if err != nil {
-		r.log.Warn("remembered products are unavailable", "err", err)
-		return nil
-	}
-	r.prefs = Preferences(st)
-	return r.prefs
+	return nil
 }
 
-// Preferences adapts a preferences store to shop.Preferences.
-func Preferences(st *preferences.Store) shop.Preferences { return prefsAdapter{st} }
-
-type prefsAdapter struct{ st *preferences.Store }
-
-func (p prefsAdapter) Lookup(item string) (shop.PreferredProduct, bool) {
-	pr, ok := p.st.Lookup(item)
-	if !ok {
-		return shop.PreferredProduct{}, false
+// productMemory is where the run records what it added (nil: nowhere).
+func (r *Runner) productMemory() shop.ProductMemory {
+	if m := r.memory(); m.m != nil {
+		return m
 	}
-	return shop.PreferredProduct{Name: pr.Name, URL: pr.URL, ProductID: pr.ProductID, Price: pr.Price}, true
-}
-
-func (p prefsAdapter) Remember(item string, pp shop.PreferredProduct) error {
-	return p.st.Remember(preferences.Key(item), preferences.Product{Name: pp.Name, URL: pp.URL, ProductID: pp.ProductID, Price: pp.Price})
+	return nil
 }
 
 // storeInfo describes a profile to the run.

@@ -48,6 +48,7 @@ func TestImportRules(t *testing.T) {
 		{"telegram", nil},
 		{"serve", nil},
 		{"preferences", nil},
+		{"products", []string{"preferences"}},
 		{"demostore", nil},
 		{"config", nil},
 		{"money", nil},

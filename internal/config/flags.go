@@ -34,7 +34,7 @@ var flagDefs = []flagDef{
 	{"max-turns", "MaxTurns", fmt.Sprintf("model turns allowed per item, 1 to %d (max_turns)", MaxMaxTurns)},
 	{"retry-tagged", "RetryTagged", "also shop items tagged #404 or #failed by an earlier run (retry_tagged)"},
 	{"headless", "BrowserHeadless", "run the browser without a window (browser_headless)"},
-	{"data-dir", "DataDir", "`dir`ectory for journals, preferences and the browser profile (data_dir)"},
+	{"data-dir", "DataDir", "`dir`ectory for journals, the product memory and the browser profile (data_dir)"},
 	{"log-level", "LogLevel", "log `level`: debug, info, warn, error (log_level)"},
 }
 

@@ -115,6 +115,8 @@ type Config struct {
 	// Resolver, when set, answers present_options.
 	Resolver    ChoiceResolver
 	Preferences Preferences
+	// Memory, when set, records every added item (product memory).
+	Memory ProductMemory
 	// Cart reads the cart for the review; nil skips the review with a warning.
 	Cart      CartReader
 	Notifiers []Notifier

@@ -301,6 +301,9 @@ func (it *itemRun) onReport(ctx context.Context, e ending) {
 			r.listUpdated(id, name, UpdateNotFound, r.cfg.Provider.MarkNotFound(fctx, id, expl))
 		}
 	}
+	if e.kind == endAdded {
+		r.rememberAdded(it, e.added)
+	}
 }
 
 // ids are the list item IDs this run updates: the item and its duplicates.

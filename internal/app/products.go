@@ -1,0 +1,58 @@
+package app
+
+import (
+	"github.com/gemini-supply/gemini-supply/internal/products"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
+)
+
+var (
+	_ shop.Preferences   = memoryAdapter{}
+	_ shop.ProductMemory = memoryAdapter{}
+)
+
+// Memory adapts a store's product memory to the run: its pinned products
+// are the ⭐ preferences (shop.Preferences), and every add is recorded
+// (shop.ProductMemory).
+func Memory(m *products.Memory) interface {
+	shop.Preferences
+	shop.ProductMemory
+} {
+	return memoryAdapter{m}
+}
+
+type memoryAdapter struct{ m *products.Memory }
+
+func (a memoryAdapter) Lookup(item string) (shop.PreferredProduct, bool) {
+	e, ok := a.m.Pinned(item)
+	if !ok {
+		return shop.PreferredProduct{}, false
+	}
+	return shop.PreferredProduct{Name: e.Name, URL: e.URL, ProductID: e.ProductID, Price: e.Price}, true
+}
+
+func (a memoryAdapter) Remember(item string, p shop.PreferredProduct) error {
+	return a.m.Pin(item, products.Product{Name: p.Name, URL: p.URL, ProductID: p.ProductID, Price: p.Price})
+}
+
+func (a memoryAdapter) Added(item string, ad shoppinglist.Added) error {
+	return a.m.Added(item, products.Product{Name: ad.ProductName, URL: ad.URL, ProductID: store.ProductID(ad.URL), Price: ad.Price.Text, Quantity: ad.Quantity})
+}
+
+// memory opens the configured store's product memory once (nil without a
+// data directory or when it cannot be opened: the run goes on without).
+func (r *Runner) memory() memoryAdapter {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.mem != nil || r.cfg.DataDir == "" {
+		return memoryAdapter{r.mem}
+	}
+	m, err := products.Open(r.cfg.DataDir, r.cfg.Store, products.WithLogger(r.base))
+	if err != nil {
+		r.log.Warn("remembered products are unavailable", "err", err)
+		return memoryAdapter{}
+	}
+	r.mem = m
+	return memoryAdapter{m}
+}
