@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Profile describes one store. The zero value allows nothing.
@@ -145,7 +147,23 @@ var metroBlockedPaths = []string{
 // request and method: placing, paying for or confirming an order.
 var orderPaths = []string{
 	"/checkout", "/payment", "/payments", "/billing", "/order", "/orders",
-	"/place-order", "/placeorder", "/submit-order", "/submitorder", "/confirm-order", "/purchase",
+	"/place-order", "/placeorder", "/place_order", "/submit-order", "/submitorder", "/submit_order",
+	"/confirm-order", "/confirmorder", "/confirm_order", "/purchase",
+}
+
+// orderWords, found as a word anywhere in a state-changing request's path
+// or query ("/cart/pay", "/cart/confirmOrder", "?_eventId=placeOrder"),
+// refuse it even under a cart path: a cart operation never needs them.
+var orderWords = map[string]bool{
+	"checkout": true, "pay": true, "payment": true, "order": true, "orders": true, "placeorder": true,
+	"submitorder": true, "confirmorder": true, "purchase": true, "finalize": true, "finalise": true,
+}
+
+// cartPrefixSegments may stand before a (non-exact) cart path: the cart
+// operation must be the store's own cart, not a "cart" segment somewhere
+// under another path ("/account/delete-me/cart").
+var cartPrefixSegments = map[string]bool{
+	"online-grocery": true, "api": true, "rest": true, "occ": true, "v1": true, "v2": true, "metro": true,
 }
 
 // metroCartPaths is a best-effort list of metro.ca's cart operations
@@ -364,7 +382,9 @@ func NormalizePath(p string) []string {
 		}
 		p = d
 	}
-	p = strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+	// Upper then lower: folds "ſ" to "s" and "ı" to "i" as a
+	// case-insensitive server would.
+	p = strings.ToLower(strings.ToUpper(strings.ReplaceAll(p, `\`, "/")))
 	p = path.Clean("/" + p)
 	var segs []string
 	for _, s := range strings.Split(p, "/") {
@@ -435,7 +455,72 @@ func segmentMatches(seg, want string) bool {
 		return true
 	}
 	rest, ok := strings.CutPrefix(seg, want)
-	return ok && rest != "" && strings.ContainsRune(".-_", rune(rest[0]))
+	if !ok || rest == "" {
+		return false
+	}
+	// Continued by anything but a letter or digit ("checkout.aspx",
+	// "checkout-step", "checkout?" or "checkout\x00" once decoded) is the same word.
+	r, _ := utf8.DecodeRuneInString(rest)
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+}
+
+// startsWithCart reports whether segs begin with one of the cart paths.
+func startsWithCart(segs []string, cart []string) bool {
+	for _, c := range cart {
+		cs := NormalizePath(c)
+		if len(cs) == 0 || len(cs) > len(segs) {
+			continue
+		}
+		ok := true
+		for k, want := range cs {
+			if !segmentMatches(segs[k], want) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// orderWord returns the first of orderWords found as a word (letters and
+// digits, lower-cased) in the path segments or the decoded query.
+func orderWord(segs []string, rawQuery string) (string, bool) {
+	q, err := url.QueryUnescape(rawQuery)
+	if err != nil {
+		q = rawQuery
+	}
+	words := strings.FieldsFunc(strings.ToLower(strings.Join(segs, "/")+" "+q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	for _, w := range words {
+		if orderWords[w] {
+			return w, true
+		}
+	}
+	return "", false
+}
+
+// ambiguousPath reports whether a raw path could be read differently by a
+// server than by NormalizePath: after one decoding it still holds a valid
+// escape ("%252e"), a backslash or a NUL, or a segment is "." or ".." once
+// its ";params" are dropped (also "x;%2f..%2f" and "%2f..").
+func ambiguousPath(raw string) bool {
+	once := unescapeValid(raw)
+	if unescapeValid(once) != once || strings.ContainsAny(once, "\\\x00") {
+		return true
+	}
+	for _, s := range strings.Split(once, "/") {
+		if i := strings.IndexByte(s, ';'); i >= 0 {
+			s = s[:i]
+		}
+		if s == "." || s == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // URLPolicy is the verdict of CheckURL.
@@ -513,6 +598,18 @@ func (p Profile) CheckRequest(method string, u *url.URL, login bool) RequestVerd
 	if which, ok := matchPaths(segs, p.OrderPaths); ok {
 		return RequestVerdict{Rule: RuleOrder, Match: which, Reason: fmt.Sprintf("pages under %s may not be opened by the agent (the agent never orders)", which)}
 	}
+	// A server may decode once, strip ";params" before resolving dot
+	// segments (Tomcat), or not resolve encoded ones: an address whose
+	// meaning depends on that is refused (store pages never need one), so
+	// what this policy reads is what any server serves.
+	if ambiguousPath(u.EscapedPath()) {
+		return RequestVerdict{Rule: RuleOrder, Match: "(ambiguous path)", Reason: "addresses with encoded dots, slashes or percent signs, or path parameters before dot segments, may not be opened by the agent"}
+	}
+	if StateChanging(method) && p.storeHost(host) {
+		if w, ok := orderWord(segs, u.RawQuery); ok {
+			return RequestVerdict{Rule: RuleOrder, Match: w, Reason: fmt.Sprintf("%s requests naming %q may not be sent by the agent (the agent never orders)", strings.ToUpper(method), w)}
+		}
+	}
 	if login {
 		return RequestVerdict{Allowed: true}
 	}
@@ -534,8 +631,15 @@ func (p Profile) storeHost(host string) bool {
 
 func (p Profile) cartPath(segs []string) bool {
 	if !p.CartPathsExact {
-		_, ok := matchPaths(segs, p.CartPaths)
-		return ok
+		// Anchored: only cartPrefixSegments may stand before the cart path.
+		for j := 0; ; j++ {
+			if startsWithCart(segs[j:], p.CartPaths) {
+				return true
+			}
+			if j >= len(segs) || !cartPrefixSegments[segs[j]] {
+				return false
+			}
+		}
 	}
 	for _, c := range p.CartPaths {
 		if slices.Equal(segs, NormalizePath(c)) {

@@ -158,7 +158,7 @@ func TestCheckURL(t *testing.T) {
 		{"file:///etc/passwd", false, "only http and https"},
 		{"javascript:alert(1)", false, "only http and https"},
 		{"data:text/html,hi", false, "only http and https"},
-		{"https://www.metro.ca:8443/%2e%2e/login", false, "/login"},
+		{"https://www.metro.ca:8443/%2e%2e/login", false, "encoded dots"},
 	}
 	for _, tt := range tests {
 		got := p.CheckURL(tt.url)
@@ -226,6 +226,29 @@ func TestCheckRequest(t *testing.T) {
 		{"metro POST on bare domain", metro, "POST", "http://www.metro.ca/en/x", false, RuleStateChange, ""},
 		{"metro DELETE", metro, "delete", "https://www.metro.ca/en/x", false, RuleStateChange, ""},
 		{"metro cart then checkout", metro, "POST", "https://www.metro.ca/cart/checkout", false, RuleOrder, "/checkout"},
+		// A server reads these differently from a decode-everything policy:
+		// decoded once (%252e stays a dot only later), ";params" stripped
+		// before dot segments (Tomcat). Refused whatever the method, even
+		// during the login (found by review; each reached the demo's checkout
+		// through the proxy before).
+		{"double-encoded dots after checkout", metro, "GET", "https://www.metro.ca/en/checkout/%252e%252e", false, RuleOrder, "(ambiguous path)"},
+		{"double-encoded dots to a cart path", demo, "POST", "https://www.metro.ca/api/checkout/%252e%252e/cart/add", false, RuleOrder, "(ambiguous path)"},
+		{"half-encoded dot segment", metro, "GET", "https://www.metro.ca/en/online-grocery/checkout/.%252e", true, RuleOrder, "(ambiguous path)"},
+		{"tomcat params then dots", metro, "POST", "https://www.metro.ca/checkout/multi/summary/placeOrder;%2f..%2f..%2f..%2f..%2fcart", false, RuleOrder, "(ambiguous path)"},
+		{"params dot-dot", metro, "POST", "https://www.metro.ca/en/cart/..;/account/profile/delete", false, RuleOrder, "(ambiguous path)"},
+		{"encoded dot segment to settings", metro, "GET", "https://www.metro.ca/account/settings/%252e%252e", false, RuleOrder, "(ambiguous path)"},
+		// Order words under a cart path, in the query, or glued together.
+		{"cart place_order", metro, "POST", "https://www.metro.ca/en/cart/place_order", false, RuleOrder, "/place_order"},
+		{"cart confirmOrder", metro, "POST", "https://www.metro.ca/en/cart/confirmOrder", false, RuleOrder, "/confirmorder"},
+		{"carts submit_order", metro, "POST", "https://www.metro.ca/api/carts/current/submit_order", false, RuleOrder, "/submit_order"},
+		{"cart pay", metro, "POST", "https://www.metro.ca/api/cart/pay", false, RuleOrder, "pay"},
+		{"cart finalize", metro, "POST", "https://www.metro.ca/en/cart/finalize", false, RuleOrder, "finalize"},
+		{"cart with a flow event", metro, "POST", "https://www.metro.ca/en/cart?_eventId=placeOrder", false, RuleOrder, "placeorder"},
+		{"cart not anchored", metro, "POST", "https://www.metro.ca/en/account/delete-me/cart", false, RuleStateChange, ""},
+		{"cart anchored under online-grocery", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/update", false, RuleAllowed, ""},
+		{"checkout followed by a NUL", metro, "GET", "https://www.metro.ca/checkout%00", false, RuleOrder, "/checkout"},
+		{"long s folds to s", metro, "GET", "https://www.metro.ca/purcha%C5%BFe", false, RuleOrder, "/purchase"},
+		{"dotless i folds to i", metro, "GET", "https://www.metro.ca/b%C4%B1ll%C4%B1ng", false, RuleOrder, "/billing"},
 		{"metro place order", metro, "POST", "https://www.metro.ca/api/Place-Order", false, RuleOrder, "/place-order"},
 		{"metro payment GET", metro, "GET", "https://www.metro.ca/en/payment/card", false, RuleOrder, "/payment"},
 		{"metro login page", metro, "GET", "https://www.metro.ca/en/login", false, RuleBlockedPath, "/login"},
