@@ -398,9 +398,8 @@ func TestOldRepliesAndButtonsAreNotAnswers(t *testing.T) {
 	fake.SendText(testChat, "1") // left over from yesterday
 	h := newHarness(t, func(o *Options) { o.Endpoint = fake.Endpoint() })
 	h.fake = fake
-	if fake.PendingUpdates() != 1 {
-		t.Fatalf("pending = %d", fake.PendingUpdates())
-	}
+	// (The bot may already have skipped the stale update at start-up: how
+	// far it got is timing, so only the outcome below is asserted.)
 
 	first := async(func() (choice.Answer, error) { return h.bot.Choose(h.ctx(), milkQuestion()) })
 	m1 := h.waitText("Shopping for: milk")
