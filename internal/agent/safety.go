@@ -66,11 +66,20 @@ func splitSafety(args map[string]any) (map[string]any, safetyDecision) {
 	return clean, sd
 }
 
-// isSafetyKey: "safety_decision" however it is cased or separated
-// ("Safety_Decision", "safetyDecision", "safety-decision").
+// isSafetyKey: any argument whose name, read as letters only, speaks of
+// safety — "safety_decision" however it is cased, separated or bent
+// ("Safety_Decision", "safetyDecision", "safety.decision",
+// "safety_decisions", "safety\u200bdecision"). No action argument names
+// safety, so a near-miss spelling is read as a decision (and confirmed)
+// rather than left for the action to ignore.
 func isSafetyKey(k string) bool {
-	n := strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(k))
-	return n == "safetydecision"
+	var b strings.Builder
+	for _, r := range strings.ToLower(k) {
+		if r >= 'a' && r <= 'z' {
+			b.WriteRune(r)
+		}
+	}
+	return strings.Contains(b.String(), "safety")
 }
 
 // readDecision reports whether raw is a well-formed proceed and, when it is

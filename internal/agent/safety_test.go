@@ -41,6 +41,11 @@ func TestRunMalformedSafetyDecisionsAskThePerson(t *testing.T) {
 		{"a boolean", "", false, "malformed"},
 		{"camelCase key", "safetyDecision", map[string]any{"decision": "require_confirmation", "explanation": "Buy now."}, "Buy now."},
 		{"capitalised key", "SAFETY_DECISION", "REQUIRE_CONFIRMATION", "malformed"},
+		{"dotted key", "safety.decision", map[string]any{"decision": "require_confirmation", "explanation": "Pay."}, "Pay."},
+		{"plural key", "safety_decisions", map[string]any{"decision": "require_confirmation", "explanation": "Order."}, "Order."},
+		{"key with a zero-width space", "safety\u200bdecision", map[string]any{"decision": "require_confirmation", "explanation": "Submit."}, "Submit."},
+		{"key with a trailing tab", "safety_decision\t", map[string]any{"decision": "require_confirmation", "explanation": "Confirm."}, "Confirm."},
+		{"doubled separators", "SAFETY__DECISION", "require_confirmation", "malformed"},
 	}
 	for _, tc := range cases {
 		for _, confirm := range []bool{false, true} {

@@ -9,6 +9,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -123,16 +124,19 @@ type Runner struct {
 
 // environment is what runs share.
 type environment struct {
-	profile    store.Profile
-	demo       *demostore.Server
-	fake       *gemini.Server
-	client     *genai.Client
-	model      string
-	extraArgs  []string
-	username   string
-	password   config.Secret
-	profileDir string
-	tempDirs   []string
+	profile   store.Profile
+	demo      *demostore.Server
+	fake      *gemini.Server
+	client    *genai.Client
+	model     string
+	extraArgs []string
+	// upstreamRoots: the demo store's certificate, the only one the
+	// browser's policy proxy trusts in the demo.
+	upstreamRoots *x509.CertPool
+	username      string
+	password      config.Secret
+	profileDir    string
+	tempDirs      []string
 }
 
 // NewRunner checks the configuration's run settings (store, model, key)
@@ -369,6 +373,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		}
 		env.demo = srv
 		env.extraArgs = append(env.extraArgs, "--host-resolver-rules="+srv.HostResolverRules())
+		env.upstreamRoots = srv.CertPool()
 		env.username, env.password = demoCredentials(srv)
 		// The demo store answers for metro's host names: never mix its
 		// cookies into the real profile.
@@ -511,6 +516,7 @@ func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, er
 			Width:          r.cfg.ViewportWidth,
 			Height:         r.cfg.ViewportHeight,
 			ExtraArgs:      env.extraArgs,
+			UpstreamRoots:  env.upstreamRoots,
 			Store:          env.profile,
 			Username:       env.username,
 			Password:       env.password,

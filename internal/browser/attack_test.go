@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/screen"
 	"github.com/gemini-supply/gemini-supply/internal/store"
@@ -399,5 +402,160 @@ func TestPrefetchAndPrerenderAreOff(t *testing.T) {
 		if n := site.count("GET", "www.metro.ca", p); n != 0 {
 			t.Errorf("%s was fetched %d times", p, n)
 		}
+	}
+}
+
+// TestOtherTabsGetNoLoginPermissions: while the scripted login runs, the
+// login hosts, login paths and state changes outside the cart are allowed
+// for the login tab. A store page in another tab (an agent's) fires every
+// vector at them during that window — with a forged referrer and a guessed
+// login header too — and none may reach a server, while the login itself,
+// through its redirects, completes.
+func TestOtherTabsGetNoLoginPermissions(t *testing.T) {
+	requireBrowser(t)
+	s, err := demostore.Start(t.Context(), demostore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prof := store.Demo()
+	// Hold the login on the identity site until the attack is over.
+	var steps []store.LoginStep
+	for _, st := range prof.LoginSteps {
+		steps = append(steps, st)
+		if st.Kind == store.StepWaitForHost && st.Host == demostore.HostAuth {
+			steps = append(steps, store.LoginStep{Kind: store.StepWaitForSelector, Selector: "#hold-released", Timeout: 3 * patience, What: "wait for the test"})
+		}
+	}
+	prof.LoginSteps = steps
+	o := baseOptions(t, prof, t.TempDir(), s.HostResolverRules(), nil)
+	user, pass := s.Credentials()
+	o.Username, o.Password = user, config.Secret(pass)
+	o.UpstreamRoots = s.CertPool()
+	h := launch(t, o)
+	defer closeHost(t, h)
+	ctx := testCtx(t)
+	tab := newTab(t, h)
+	mustDo(t, "open the store", tab.Navigate(ctx, s.BaseURL()+"/en"))
+
+	loginDone := make(chan error, 1)
+	go func() { loginDone <- h.Login(ctx) }()
+	var loginPage playwright.Page
+	waitFor(t, "the login tab on the identity site", 3*patience, func() bool {
+		h.mu.Lock()
+		loginPage = h.loginPage
+		h.mu.Unlock()
+		return loginPage != nil && strings.HasPrefix(loginPage.URL(), "https://"+demostore.HostAuth+"/")
+	})
+
+	got, err := tab.page.Evaluate(`async () => {
+  const r = {};
+  const status = async (name, p) => { try { const x = await p; r[name] = x.type === 'opaque' ? 'opaque' : x.status; } catch (e) { r[name] = 'error'; } };
+  const auth = 'https://auth.moiid.ca';
+  await status('auth fetch', fetch(auth + '/probe-fetch', {mode: 'no-cors', credentials: 'include'}));
+  await status('auth fetch, forged referrer', fetch(auth + '/probe-referrer', {mode: 'no-cors', referrer: auth + '/'}));
+  await status('auth POST', fetch(auth + '/probe-post', {method: 'POST', mode: 'no-cors', body: 'x'}));
+  await status('login path', fetch('/en/login/probe'));
+  await status('account path', fetch('/en/account/settings/probe'));
+  await status('state change', fetch('/en/probe-post', {method: 'POST', body: 'x'}));
+  await status('guessed token', fetch('/en/login/probe-token', {headers: {'X-Gemini-Supply-Login': 'guess'}}));
+  navigator.sendBeacon(auth + '/probe-beacon', 'x');
+  const frame = (src) => new Promise((res) => {
+    const f = document.createElement('iframe');
+    f.onload = () => res('load'); f.onerror = () => res('error');
+    f.src = src; document.body.append(f);
+  });
+  r['auth frame'] = await frame(auth + '/probe-frame');
+  r['login frame'] = await frame('/en/login/probe-frame');
+  r['auth image'] = await new Promise((res) => {
+    const i = new Image(); i.onload = () => res('load'); i.onerror = () => res('error');
+    i.src = auth + '/probe-image.png';
+  });
+  r['form'] = await new Promise((res) => {
+    const f = document.createElement('iframe'); f.name = 'sink'; document.body.append(f);
+    f.onload = () => res('load');
+    const form = document.createElement('form');
+    form.method = 'POST'; form.action = auth + '/probe-form'; form.target = 'sink';
+    document.body.append(form); form.submit();
+  });
+  return r;
+}`)
+	mustDo(t, "run the attack", err)
+	t.Logf("the other tab's attack: %v", got)
+	if m, _ := got.(map[string]any); m != nil {
+		for _, name := range []string{"login path", "account path", "state change", "guessed token"} {
+			if code, _ := m[name].(int); code != http.StatusForbidden {
+				t.Errorf("%s from another tab during the login: %v, want the proxy's 403", name, m[name])
+			}
+		}
+	}
+	// The beacon has no answer to wait for: every refused request to the
+	// identity host is counted, so wait until all seven were seen.
+	waitFor(t, "the identity-host probes to be refused", patience, func() bool {
+		return h.BlockedHosts()[demostore.HostAuth] >= 7
+	})
+
+	_, err = loginPage.Evaluate(`() => document.body.insertAdjacentHTML('beforeend', '<div id="hold-released">go on</div>')`)
+	mustDo(t, "release the login", err)
+	select {
+	case err := <-loginDone:
+		mustDo(t, "the login", err)
+	case <-ctx.Done():
+		t.Fatal("the login did not finish")
+	}
+	if !s.State().LoggedIn {
+		t.Fatal("the login finished but the store has no session")
+	}
+	var reached []string
+	for k, n := range s.Requests() {
+		if strings.Contains(k, "probe") {
+			reached = append(reached, fmt.Sprintf("%s ×%d", k, n))
+		}
+	}
+	if len(reached) > 0 {
+		t.Fatalf("requests from another tab got the login's permissions:\n%s", strings.Join(reached, "\n"))
+	}
+}
+
+// TestLoginRequestNeedsTheLoginTab: which requests get the login's
+// permissions, by the headers the proxy sees.
+func TestLoginRequestNeedsTheLoginTab(t *testing.T) {
+	prof := store.Metro()
+	h := &Host{profile: prof}
+	const token = "tok-123"
+	for _, tc := range []struct {
+		name    string
+		active  bool
+		target  string
+		headers map[string]string
+		want    bool
+	}{
+		{"login tab, store path", true, "https://www.metro.ca/en/login", map[string]string{loginHeader: token}, true},
+		{"login tab, identity host", true, "https://auth.moiid.ca/x", map[string]string{loginHeader: token}, true},
+		{"login over: the token is spent", false, "https://auth.moiid.ca/x", map[string]string{loginHeader: token}, false},
+		{"wrong token", true, "https://auth.moiid.ca/x", map[string]string{loginHeader: "tok-124"}, false},
+		{"wrong token and an identity referrer", true, "https://auth.moiid.ca/x", map[string]string{loginHeader: "x", "Referer": "https://auth.moiid.ca/"}, false},
+		{"store page, no token", true, "https://auth.moiid.ca/x", map[string]string{"Referer": "https://www.metro.ca/en"}, false},
+		{"no referrer", true, "https://auth.moiid.ca/x", nil, false},
+		{"challenge frame of the identity site", true, "https://challenges.cloudflare.com/turnstile", map[string]string{"Referer": "https://auth.moiid.ca/signin"}, true},
+		{"challenge frame's own fetch", true, "https://challenges.cloudflare.com/api", map[string]string{"Origin": "https://challenges.cloudflare.com"}, true},
+		{"identity referrer, store target", true, "https://www.metro.ca/en/login", map[string]string{"Referer": "https://auth.moiid.ca/signin"}, false},
+		{"sandboxed origin, identity referrer", true, "https://auth.moiid.ca/x", map[string]string{"Origin": "null", "Referer": "https://www.metro.ca/"}, false},
+		{"identity referrer, login over", false, "https://challenges.cloudflare.com/x", map[string]string{"Referer": "https://auth.moiid.ca/"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.loginToken = ""
+			if tc.active {
+				h.loginToken = token
+			}
+			u, _ := url.Parse(tc.target)
+			hdr := http.Header{}
+			for k, v := range tc.headers {
+				hdr.Set(k, v)
+			}
+			if got := h.loginRequest(u, hdr); got != tc.want {
+				t.Fatalf("loginRequest = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

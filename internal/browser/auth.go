@@ -67,8 +67,9 @@ func (h *Host) onStoreSite(raw string) bool {
 
 // Login runs the store's scripted login in a tab of its own, typing the
 // configured credentials (never logged, never shown to a model). The policy
-// lets that tab — and only it — reach the store's login hosts and login
-// paths while it runs. Concurrent callers share one login. A session that
+// lets that tab — and only it: its requests carry the login's token — reach
+// the store's login hosts and login paths while it runs; the other tabs keep
+// the plain policy meanwhile. Concurrent callers share one login. A session that
 // is still valid ends the login early.
 func (h *Host) Login(ctx context.Context) error {
 	ch := h.sf.DoChan("login", func() (any, error) {
@@ -129,14 +130,18 @@ func (h *Host) login(ctx context.Context) error {
 		}
 		return fmt.Errorf("browser: opening the login tab: %w", err)
 	}
+	defer closePage(page)
+	token, err := h.tagLoginRequests(g, page)
+	if err != nil {
+		return fmt.Errorf("browser: preparing the login tab: %w", err)
+	}
 	h.mu.Lock()
-	h.loginPage = page
+	h.loginPage, h.loginToken = page, token
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		h.loginPage = nil
+		h.loginPage, h.loginToken = nil, ""
 		h.mu.Unlock()
-		closePage(page)
 	}()
 	if g.remote {
 		_ = page.SetViewportSize(h.opts.Width, h.opts.Height)

@@ -32,6 +32,7 @@ package browser
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
@@ -124,6 +126,10 @@ type Options struct {
 	// "--host-resolver-rules=MAP www.metro.ca 127.0.0.1:8443". MAP rules
 	// are honoured by the policy proxy too.
 	ExtraArgs []string
+	// UpstreamRoots are the certificates the policy proxy trusts for the
+	// store's servers (the demo store's own); nil means the system's. A
+	// profile with IgnoreHTTPSErrors and no roots is not verified (tests).
+	UpstreamRoots *x509.CertPool
 	// Store is the store profile: allowlist, blocked paths, login, banner.
 	Store store.Profile
 	// Username and Password are the store account's credentials, typed by
@@ -271,10 +277,11 @@ type Host struct {
 	relaunches  int
 	pages       map[playwright.Page]*pageState
 	loginPage   playwright.Page      // the page Login drives, while it runs
+	loginToken  string               // its requests' loginHeader value, while it runs
 	blocked     map[string]int       // blocked host -> count
 	refused     map[store.Rule]int   // refused requests by rule (not hosts)
 	refusedSeen map[string]bool      // "METHOD host/path" already logged
-	awaitPage   chan playwright.Page // receives the next opener-less page (openPage)
+	awaitPage   chan playwright.Page // receives opener-less pages while openPage waits for its own
 	genSeq      int
 	newPageMu   sync.Mutex // serialises openPage
 	shotMu      sync.Mutex // serialises screenshots when tabs share a window
@@ -295,6 +302,9 @@ type generation struct {
 	// own: headless Chromium only paints the front tab of a window).
 	keeper     playwright.Page
 	keeperSess playwright.CDPSession
+	// ownsWindows: tabs are opened by Target.createTarget (keeperSess),
+	// so every other page without an opener is a stray and is closed.
+	ownsWindows atomic.Bool
 	contextID  string // CDP browserContextId of ctx ("" = default)
 	gone       chan struct{}
 	goneOnce   sync.Once
@@ -349,7 +359,7 @@ func Launch(ctx context.Context, opts Options) (*Host, error) {
 		stop()
 		return nil, errors.New("browser: a --proxy-server in the browser arguments would take the browser's traffic around the policy proxy that enforces the store policy; remove it")
 	}
-	h.proxy, err = startProxy(h.log.With("part", "proxy"), h, rules, opts.Store.IgnoreHTTPSErrors)
+	h.proxy, err = startProxy(h.log.With("part", "proxy"), h, rules, upstreamTLS{roots: opts.UpstreamRoots, insecure: opts.Store.IgnoreHTTPSErrors})
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("browser: %w", err)
@@ -594,6 +604,7 @@ func (h *Host) install(g *generation) error {
 		return nil
 	}
 	g.keeperSess = sess
+	g.ownsWindows.Store(true)
 	if m, ok := info.(map[string]any); ok {
 		if ti, ok := m["targetInfo"].(map[string]any); ok {
 			id, _ := ti["browserContextId"].(string)
@@ -616,7 +627,7 @@ func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, er
 	if g.keeperSess == nil {
 		return h.bounded(ctx, g, func() (playwright.Page, error) { return g.ctx.NewPage() })
 	}
-	ch := make(chan playwright.Page, 1)
+	ch := make(chan playwright.Page, 8)
 	h.mu.Lock()
 	h.awaitPage = ch
 	h.mu.Unlock()
@@ -626,6 +637,15 @@ func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, er
 			h.awaitPage = nil
 		}
 		h.mu.Unlock()
+		// Pages that came after ours are strays.
+		for {
+			select {
+			case p := <-ch:
+				h.spawn(func() { closePage(p) })
+			default:
+				return
+			}
+		}
 	}()
 	params := map[string]any{"url": "about:blank", "newWindow": true}
 	if g.contextID != "" {
@@ -642,9 +662,26 @@ func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, er
 	})
 	timeout := time.NewTimer(h.opts.ActionTimeout)
 	defer timeout.Stop()
+	// Every opener-less page that appears meanwhile is checked against the
+	// target we created: another one (a page opened with noopener whose
+	// opener is gone) must not become an agent's tab.
+	checked := make(chan pageID)
+	done := make(chan struct{})
+	defer close(done)
 	var targetID string
-	var page playwright.Page
-	for page == nil || targetID == "" {
+	var candidates []playwright.Page
+	check := func(p playwright.Page) {
+		h.spawn(func() {
+			select {
+			case checked <- pageID{p, h.pageTargetID(g, p)}:
+			case <-done:
+				// openPage ended first: ours was found (this is a stray)
+				// or the wait was abandoned (abandonTarget closes ours).
+				closePage(p)
+			}
+		})
+	}
+	for {
 		select {
 		case r := <-created:
 			if r.err != nil {
@@ -652,19 +689,58 @@ func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, er
 			}
 			targetID = r.id
 			created = nil
+			for _, p := range candidates {
+				check(p)
+			}
+			candidates = nil
 		case p := <-ch:
-			page = p
+			if targetID == "" {
+				candidates = append(candidates, p)
+			} else {
+				check(p)
+			}
+		case c := <-checked:
+			if c.id == targetID {
+				return c.page, nil
+			}
+			h.log.Warn("closing a tab nobody opened (no opener, not the new tab)")
+			h.spawn(func() { closePage(c.page) })
 		case <-ctx.Done():
-			h.abandonTarget(g, created, targetID, page)
+			h.abandonTarget(g, created, targetID)
 			return nil, ctx.Err()
 		case <-g.gone:
 			return nil, ErrBrowserGone
 		case <-timeout.C:
-			h.abandonTarget(g, created, targetID, page)
+			h.abandonTarget(g, created, targetID)
 			return nil, errors.New("the new tab's window did not appear in time")
 		}
 	}
-	return page, nil
+}
+
+// pageID is a page and its CDP target id ("" when it could not be read).
+type pageID struct {
+	page playwright.Page
+	id   string
+}
+
+// pageTargetID reads p's CDP target id through a short-lived session.
+func (h *Host) pageTargetID(g *generation, p playwright.Page) string {
+	sess, err := g.ctx.NewCDPSession(p)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = sess.Detach() }()
+	info, err := sess.Send("Target.getTargetInfo", nil)
+	if err != nil {
+		return ""
+	}
+	if m, ok := info.(map[string]any); ok {
+		if ti, ok := m["targetInfo"].(map[string]any); ok {
+			id, _ := ti["targetId"].(string)
+			return id
+		}
+	}
+	return ""
 }
 
 // createdTarget is the answer to Target.createTarget.
@@ -674,11 +750,7 @@ type createdTarget struct {
 }
 
 // abandonTarget closes a window openPage gave up waiting for.
-func (h *Host) abandonTarget(g *generation, created chan createdTarget, targetID string, page playwright.Page) {
-	if page != nil {
-		closePage(page)
-		return
-	}
+func (h *Host) abandonTarget(g *generation, created chan createdTarget, targetID string) {
 	h.spawn(func() {
 		id := targetID
 		if id == "" && created != nil {
@@ -730,13 +802,22 @@ func (h *Host) bounded(ctx context.Context, g *generation, fn func() (playwright
 func (h *Host) onPage(g *generation, p playwright.Page) {
 	opener, _ := p.Opener()
 	if opener == nil {
-		// A page of ours (NewTab, Login) or the profile's first page.
+		// A page of ours (NewTab, Login): openPage checks it is the one it
+		// created. Any other is a stray.
 		h.mu.Lock()
-		if ch := h.awaitPage; ch != nil {
-			h.awaitPage = nil
-			ch <- p
-		}
+		ch := h.awaitPage
 		h.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- p:
+				return
+			default:
+			}
+		}
+		if g.ownsWindows.Load() {
+			h.log.Warn("closing a tab nobody opened (no opener)")
+			h.spawn(func() { closePage(p) })
+		}
 		return
 	}
 	h.log.Debug("closing a new tab opened by a page")

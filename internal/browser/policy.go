@@ -1,9 +1,13 @@
 package browser
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -21,7 +25,9 @@ const (
 )
 
 // allowHost is the proxy's check for opening a tunnel: the allowlist,
-// plus the login hosts while Login runs.
+// plus the login hosts while Login runs. A tunnel only carries requests:
+// each of them is checked on its own (checkRequest), and only the login
+// tab's get the login's permissions.
 func (h *Host) allowHost(host string) bool {
 	if h.profile.HostAllowed(host) || (h.loginActive() && h.profile.LoginHostAllowed(host)) {
 		return true
@@ -32,14 +38,60 @@ func (h *Host) allowHost(host string) bool {
 
 // checkRequest is the proxy's check of one request (any tab, frame,
 // worker or redirect hop): the store profile's CheckRequest, relaxed for
-// the login while Login runs.
-func (h *Host) checkRequest(method string, u *url.URL) error {
-	v := h.profile.CheckRequest(method, u, h.loginActive())
+// the login only for the login tab's own requests (loginRequest).
+func (h *Host) checkRequest(method string, u *url.URL, hdr http.Header) error {
+	v := h.profile.CheckRequest(method, u, h.loginRequest(u, hdr))
 	if v.Allowed {
 		return nil
 	}
 	h.noteRefused(method, u, v, "proxy")
 	return errors.New(v.Reason)
+}
+
+// loginHeader carries the running login's token on every request of the
+// login tab (added by the tab's own CDP session, so no page script can
+// read or set it; the proxy removes it before a request leaves).
+const loginHeader = "X-Gemini-Supply-Login"
+
+// loginRequest says whether a request gets the login's permissions (login
+// hosts, login paths, state changes outside the cart). Only while Login
+// runs, and only for:
+//   - a request that carries the login's token: one of the login tab's
+//     (its frames, in-process or not, and every redirect hop);
+//   - a request to a login-only host whose Origin (or Referer) is a
+//     login-only host: a cross-site frame of the identity site (a challenge
+//     frame) whose own requests the tab's session does not see. A page in
+//     another tab cannot produce that: it has no identity-site document to
+//     send from, because loading one needs the token.
+//
+// Every other tab keeps the plain policy while a login runs.
+func (h *Host) loginRequest(u *url.URL, hdr http.Header) bool {
+	h.mu.Lock()
+	token := h.loginToken
+	h.mu.Unlock()
+	if token == "" {
+		return false
+	}
+	if got := hdr.Get(loginHeader); got != "" {
+		return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	}
+	if !h.loginOnlyHost(u.Hostname()) {
+		return false
+	}
+	from := hdr.Get("Origin")
+	if from == "" || from == "null" {
+		from = hdr.Get("Referer")
+	}
+	fu, err := url.Parse(from)
+	if err != nil || (fu.Scheme != "https" && fu.Scheme != "http") {
+		return false
+	}
+	return h.loginOnlyHost(fu.Hostname())
+}
+
+// loginOnlyHost: a login host that is not also a store host.
+func (h *Host) loginOnlyHost(host string) bool {
+	return host != "" && h.profile.LoginHostAllowed(host) && !h.profile.HostAllowed(host)
 }
 
 func (h *Host) loginActive() bool {
@@ -138,6 +190,46 @@ func (h *Host) popupNavigation(st *pageState, raw string) {
 	h.spawn(func() {
 		t.runQueuedPopups()
 	})
+}
+
+// tagLoginRequests makes every request of the login tab carry a new login
+// token (loginHeader): a CDP session of the tab's own pauses each request
+// (every frame the tab's target holds, every redirect hop: each hop is
+// paused again) and continues it with the header added. It returns the
+// token. Cross-site frames live in targets of their own; loginRequest
+// covers what they fetch from the identity site.
+func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making the login token: %w", err)
+	}
+	token := base64.RawURLEncoding.EncodeToString(b)
+	sess, err := g.ctx.NewCDPSession(page)
+	if err != nil {
+		return "", fmt.Errorf("opening the login tab's CDP session: %w", err)
+	}
+	sess.On("Fetch.requestPaused", func(ev map[string]any) {
+		h.spawn(func() {
+			id, _ := ev["requestId"].(string)
+			headers := []any{map[string]any{"name": loginHeader, "value": token}}
+			if r, ok := ev["request"].(map[string]any); ok {
+				if hs, ok := r["headers"].(map[string]any); ok {
+					for k, v := range hs {
+						if s, ok := v.(string); ok && !strings.EqualFold(k, loginHeader) {
+							headers = append(headers, map[string]any{"name": k, "value": s})
+						}
+					}
+				}
+			}
+			_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id, "headers": headers})
+		})
+	})
+	if _, err := sess.Send("Fetch.enable", map[string]any{
+		"patterns": []any{map[string]any{"urlPattern": "*", "requestStage": "Request"}},
+	}); err != nil {
+		return "", fmt.Errorf("tagging the login tab's requests: %w", err)
+	}
+	return token, nil
 }
 
 // guard is a tab's navigation guard: a CDP session of the tab's own

@@ -61,18 +61,27 @@ type proxyPolicy interface {
 	// allowHost says whether a tunnel to host may be opened at all.
 	allowHost(host string) bool
 	// checkRequest returns nil when the request may go to the server, or
-	// the reason it may not (the proxy answers 403 with it).
-	checkRequest(method string, u *url.URL) error
+	// the reason it may not (the proxy answers 403 with it). hdr are the
+	// request's headers as the browser sent them (the login tab's token).
+	checkRequest(method string, u *url.URL, hdr http.Header) error
 }
 
 // proxyProbeHost is a name only the proxy answers: a browser that loads
 // http://proxyProbeHost/ sends its traffic through the proxy.
 const proxyProbeHost = "policy-proxy.gemini-supply.invalid"
 
+// upstreamTLS says how the proxy verifies the servers' certificates.
+type upstreamTLS struct {
+	// roots are the certificates trusted for every server (the demo
+	// store's own); nil means the system's.
+	roots *x509.CertPool
+	// insecure skips verifying (a store profile with a self-signed
+	// certificate and no roots given: tests).
+	insecure bool
+}
+
 // startProxy listens on a random loopback port and serves until Close.
-// insecureUpstream skips verifying the store's certificate (a store
-// profile with a self-signed certificate, the demo).
-func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, insecureUpstream bool) (*policyProxy, error) {
+func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, up upstreamTLS) (*policyProxy, error) {
 	certs, err := newMITMCerts()
 	if err != nil {
 		return nil, fmt.Errorf("creating the policy proxy's TLS key: %w", err)
@@ -94,13 +103,16 @@ func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, insecur
 		Rewrite: func(r *httputil.ProxyRequest) {
 			u := *r.In.URL // absolute: plain proxying, or made so by serveInner
 			r.Out.URL = &u
-			r.Out.Host = r.In.Host
+			// The server is told the host the policy checked (the
+			// tunnel's authority or the request line's), never a Host
+			// header the page chose.
+			r.Out.Host = hostHeader(&u)
 			r.Out.Header.Del("Proxy-Connection")
 			r.Out.Header.Del("Proxy-Authorization")
 		},
 		Transport: &http.Transport{
 			DialContext:           p.dial,
-			TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecureUpstream, MinVersion: tls.VersionTLS12}, //nolint:gosec // only for store profiles with a self-signed certificate (the demo)
+			TLSClientConfig:       &tls.Config{RootCAs: up.roots, InsecureSkipVerify: up.insecure && up.roots == nil, MinVersion: tls.VersionTLS12}, //nolint:gosec // only for a store profile with a self-signed certificate and no roots given (tests)
 			TLSHandshakeTimeout:   15 * time.Second,
 			MaxIdleConnsPerHost:   8,
 			IdleConnTimeout:       30 * time.Second,
@@ -209,23 +221,67 @@ func (p *policyProxy) forward(w http.ResponseWriter, r *http.Request, u *url.URL
 		http.Error(w, "Prefetching is off in the grocery agent's browser.", http.StatusForbidden)
 		return
 	}
+	if !defaultPort(u) {
+		refuse(w, "only the standard ports (80 for http, 443 for https) may be used")
+		return
+	}
+	// WebSockets are the one protocol a request may switch to.
+	if up := r.Header.Get("Upgrade"); up != "" && !strings.EqualFold(strings.TrimSpace(up), "websocket") {
+		refuse(w, "only WebSocket upgrades are allowed")
+		return
+	}
 	// The path as the browser sent it, not as Go decoded it, so that the
 	// policy normalises exactly what the server would see.
-	if err := p.pol.checkRequest(r.Method, u); err != nil {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = io.WriteString(w, "Blocked by the grocery agent's store policy: "+err.Error()+".\n")
+	err := p.pol.checkRequest(r.Method, u, r.Header)
+	// The login token is for the policy only; no server sees it.
+	r.Header.Del(loginHeader)
+	if err != nil {
+		refuse(w, err.Error())
 		return
 	}
 	p.fwd.ServeHTTP(w, r)
 }
 
+// refuse answers 403 with the policy's reason.
+func refuse(w http.ResponseWriter, reason string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = io.WriteString(w, "Blocked by the grocery agent's store policy: "+reason+".\n")
+}
+
+// defaultPort reports whether u uses its scheme's standard port (80 for
+// http and ws, 443 for https and wss), written or not.
+func defaultPort(u *url.URL) bool {
+	port := u.Port()
+	switch strings.ToLower(u.Scheme) {
+	case "http", "ws":
+		return port == "" || port == "80"
+	case "https", "wss":
+		return port == "" || port == "443"
+	}
+	return false
+}
+
+// hostHeader is u's host as a browser writes it in the Host header: the
+// standard port left out.
+func hostHeader(u *url.URL) string {
+	if defaultPort(u) {
+		return u.Hostname()
+	}
+	return u.Host
+}
+
 func (p *policyProxy) connect(w http.ResponseWriter, r *http.Request) {
 	host := r.Host
-	hostname, _, err := net.SplitHostPort(host)
+	hostname, port, err := net.SplitHostPort(host)
 	if err != nil {
 		http.Error(w, "CONNECT needs host:port", http.StatusBadRequest)
+		return
+	}
+	// Tunnels carry https (443) and plain ws:// (80), nothing else.
+	if port != "443" && port != "80" {
+		http.Error(w, "blocked by the store policy: only ports 443 and 80 may be tunnelled", http.StatusForbidden)
 		return
 	}
 	if !p.pol.allowHost(hostname) {

@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -19,7 +20,7 @@ import (
 type profilePolicy struct{ p store.Profile }
 
 func (pp profilePolicy) allowHost(h string) bool { return pp.p.HostAllowed(h) }
-func (pp profilePolicy) checkRequest(m string, u *url.URL) error {
+func (pp profilePolicy) checkRequest(m string, u *url.URL, _ http.Header) error {
 	if v := pp.p.CheckRequest(m, u, false); !v.Allowed {
 		return errors.New(v.Reason)
 	}
@@ -41,7 +42,9 @@ func TestProxyRefusesPathsAServerReadsDifferently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := startProxy(slog.New(slog.DiscardHandler), profilePolicy{store.Demo()}, rules, true)
+	// The proxy trusts exactly the demo store's certificate, as the app
+	// wires it.
+	p, err := startProxy(slog.New(slog.DiscardHandler), profilePolicy{store.Demo()}, rules, upstreamTLS{roots: ds.CertPool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,19 @@ func TestProxyRefusesPathsAServerReadsDifferently(t *testing.T) {
 		}
 	}
 	// A cart read still reaches the store (401: this client is not signed in).
-	if code := do("GET", "/api/cart"); code == http.StatusForbidden {
-		t.Errorf("GET /api/cart: refused by the proxy; the cart must stay reachable")
+	if code := do("GET", "/api/cart"); code != http.StatusUnauthorized {
+		t.Errorf("GET /api/cart: %d, want the store's 401; the cart must stay reachable", code)
+	}
+	// A proxy given other roots does not trust the demo store's certificate.
+	other, err := startProxy(slog.New(slog.DiscardHandler), profilePolicy{store.Demo()}, rules, upstreamTLS{roots: x509.NewCertPool(), insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ou, _ := url.Parse(other.URL())
+	*pu = *ou
+	c.CloseIdleConnections()
+	if code := do("GET", "/api/cart"); code != http.StatusBadGateway {
+		t.Errorf("GET /api/cart through a proxy with other roots: %d, want 502 (certificate not trusted)", code)
 	}
 }

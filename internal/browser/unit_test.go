@@ -165,7 +165,7 @@ func (p *testPolicy) allowHost(h string) bool {
 	return false
 }
 
-func (p *testPolicy) checkRequest(method string, u *url.URL) error {
+func (p *testPolicy) checkRequest(method string, u *url.URL, _ http.Header) error {
 	switch {
 	case !p.allowHost(u.Hostname()):
 		return errors.New("host")
@@ -199,12 +199,12 @@ func TestPolicyProxy(t *testing.T) {
 	// The backend's certificate is not for good.test: a proxy that verifies
 	// it refuses to forward (502); the tests below accept it, as for the
 	// demo store's self-signed certificate.
-	strict, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, false)
+	strict, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, upstreamTLS{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer strict.Close()
-	p, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, true)
+	p, err := startProxy(slog.New(slog.DiscardHandler), pol, rules, upstreamTLS{insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,8 +286,9 @@ func TestPolicyProxy(t *testing.T) {
 		all, _ := io.ReadAll(br)
 		return line + string(all)
 	}
-	// The tunnel's target decides, not the Host header inside it.
-	if out := connect("plain.test:80", "/tunnel"); !strings.Contains(out, "hello from evil.test") {
+	// The tunnel's target decides, not the Host header inside it: the
+	// server is told the host the policy checked.
+	if out := connect("plain.test:80", "/tunnel"); !strings.Contains(out, "hello from plain.test") {
 		t.Fatalf("allowed CONNECT: %q", out)
 	}
 	if out := connect("plain.test:80", "/checkout"); !strings.Contains(out, " 403 ") {
@@ -296,11 +297,50 @@ func TestPolicyProxy(t *testing.T) {
 	if out := connect("evil.test:443", "/"); !strings.Contains(out, " 403 ") {
 		t.Fatalf("blocked CONNECT answered %q, want 403", out)
 	}
+	// Only the standard ports: an allowed host's other ports are other
+	// services.
+	for _, target := range []string{"plain.test:22", "good.test:8443", "plain.test:0"} {
+		if out := connect(target, "/x"); !strings.Contains(out, " 403 ") {
+			t.Fatalf("CONNECT %s answered %q, want 403", target, out)
+		}
+	}
+	if code, _ := do("GET", "http://plain.test:8080/x"); code != http.StatusForbidden {
+		t.Fatalf("absolute request to a non-standard port: %d, want 403", code)
+	}
+	// The absolute request line decides over a Host header that differs.
+	raw := func(req string) string {
+		c, err := net.DialTimeout("tcp", pu.Host, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(patience))
+		fmt.Fprint(c, req)
+		all, _ := io.ReadAll(c)
+		return string(all)
+	}
+	if out := raw("GET http://plain.test/host HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n"); !strings.HasSuffix(out, "hello from plain.test") {
+		t.Fatalf("a request for plain.test with Host: evil.test: %q", out)
+	}
+	// WebSocket is the one upgrade allowed.
+	for _, proto := range []string{"h2c", "TLS/1.2", "websocket2"} {
+		ureq, _ := http.NewRequest("GET", "http://plain.test/upgrade", nil)
+		ureq.Header.Set("Connection", "Upgrade")
+		ureq.Header.Set("Upgrade", proto)
+		resp, err := client.Do(ureq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("Upgrade: %s answered %d, want 403", proto, resp.StatusCode)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	// Only the allowed requests reached a server: GET /x and POST /cart
 	// over http and https, and the tunnel's request.
-	want := map[string]int{"plain.test GET /x": 1, "plain.test POST /cart": 1, "good.test GET /x": 1, "good.test POST /cart": 1, "evil.test GET /tunnel": 1}
+	want := map[string]int{"plain.test GET /x": 1, "plain.test POST /cart": 1, "good.test GET /x": 1, "good.test POST /cart": 1, "plain.test GET /tunnel": 1, "plain.test GET /host": 1}
 	if !maps.Equal(hits, want) {
 		t.Errorf("server hits %v, want %v", hits, want)
 	}

@@ -186,20 +186,31 @@ func TestConcurrencyIdenticalOutcomes(t *testing.T) {
 // meet wraps two behaviours so that each waits for the other to have
 // started before it returns.
 func meet(x, y behaviour) (behaviour, behaviour) {
-	xs, ys := make(chan struct{}), make(chan struct{})
-	var xOnce, yOnce sync.Once
-	wrap := func(b behaviour, mine *sync.Once, started, other chan struct{}) behaviour {
-		return func(ctx context.Context, c *fakeCall) agent.Result {
-			mine.Do(func() { close(started) })
+	m := meetAll(x, y)
+	return m[0], m[1]
+}
+
+// meetAll wraps behaviours so that each waits for all the others to have
+// started before it returns.
+func meetAll(bs ...behaviour) []behaviour {
+	var wg sync.WaitGroup
+	wg.Add(len(bs))
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	out := make([]behaviour, len(bs))
+	for i, b := range bs {
+		var once sync.Once
+		out[i] = func(ctx context.Context, c *fakeCall) agent.Result {
+			once.Do(wg.Done)
 			select {
-			case <-other:
+			case <-all:
 			case <-ctx.Done():
 			case <-time.After(90 * time.Second): // bounds a hang only
 			}
 			return b(ctx, c)
 		}
 	}
-	return wrap(x, &xOnce, xs, ys), wrap(y, &yOnce, ys, xs)
+	return out
 }
 
 // TestSessionExpiryOneLogin: three agents see the session expire at once;
@@ -208,10 +219,13 @@ func TestSessionExpiryOneLogin(t *testing.T) {
 	p := newFakeProvider("a", "b", "c")
 	h := &fakeHost{authed: true, loginDelay: 20 * time.Millisecond}
 	expired := fmt.Errorf("navigate: %w", browser.ErrAuthExpired)
+	// The three first attempts all start before any of them fails, however
+	// slowly the machine schedules them.
+	first := meetAll(fails(agent.ReasonBrowserError, expired), fails(agent.ReasonBrowserError, expired), fails(agent.ReasonBrowserError, expired))
 	a := newFakeAgent(map[string]behaviour{
-		"a": sequence(fails(agent.ReasonBrowserError, expired), added("A", "$1")),
-		"b": sequence(fails(agent.ReasonBrowserError, expired), added("B", "$1")),
-		"c": sequence(fails(agent.ReasonBrowserError, expired), added("C", "$1")),
+		"a": sequence(first[0], added("A", "$1")),
+		"b": sequence(first[1], added("B", "$1")),
+		"c": sequence(first[2], added("C", "$1")),
 	})
 	a.delay = 10 * time.Millisecond
 	cfg := baseConfig(t, p, h, a)

@@ -573,10 +573,11 @@ type RequestVerdict struct {
 }
 
 // StateChanging reports whether method can change state on a server:
-// every method but GET and HEAD.
+// every method but GET and HEAD, exactly so written (methods are
+// case-sensitive: "get" is another method to a server, and a missing one
+// is not assumed safe).
 func StateChanging(method string) bool {
-	m := strings.ToUpper(strings.TrimSpace(method))
-	return m != "" && m != "GET" && m != "HEAD"
+	return method != "GET" && method != "HEAD"
 }
 
 // CheckRequest is the one request policy: every request of every frame,
