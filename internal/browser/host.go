@@ -305,9 +305,9 @@ type generation struct {
 	// ownsWindows: tabs are opened by Target.createTarget (keeperSess),
 	// so every other page without an opener is a stray and is closed.
 	ownsWindows atomic.Bool
-	contextID  string // CDP browserContextId of ctx ("" = default)
-	gone       chan struct{}
-	goneOnce   sync.Once
+	contextID   string // CDP browserContextId of ctx ("" = default)
+	gone        chan struct{}
+	goneOnce    sync.Once
 }
 
 func (g *generation) isGone() bool {
