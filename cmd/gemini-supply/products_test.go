@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +17,16 @@ import (
 func TestPreferencesCommand(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	store, err := preferences.Open(dir)
+	when := time.Date(2025, 3, 2, 9, 12, 0, 0, time.Local)
+	// The older preferences file, as earlier versions wrote it.
+	old, err := json.Marshal(map[string]any{"version": 1, "products": map[string]preferences.Product{
+		"milk":    {Name: "Natrel 2L 1% Milk", Price: "$5.49", ProductID: "456", URL: "https://www.metro.ca/p/456", When: when},
+		"bananas": {Name: "Dole Bananas", When: when.Add(-time.Hour)},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	when := time.Date(2025, 3, 2, 9, 12, 0, 0, time.Local)
-	if err := store.Remember("milk", preferences.Product{Name: "Natrel 2L 1% Milk", Price: "$5.49", ProductID: "456", URL: "https://www.metro.ca/p/456", When: when}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Remember("bananas", preferences.Product{Name: "Dole Bananas"}); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, preferences.FileName), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,6 +1,6 @@
 // Package atomicfile replaces files so that readers and crashes see either
 // the old content or the new one, never a mix: the shopping list, its
-// summary, the run journal and the remembered preferences are all written
+// summary, the run journal and the product memory are all written
 // this way.
 package atomicfile
 

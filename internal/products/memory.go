@@ -389,11 +389,7 @@ func (m *Memory) migrate(f *file) error {
 		f.PreferencesMigrated = true
 		return nil
 	}
-	prefs, err := preferences.Open(m.dataDir, preferences.WithLogger(m.log))
-	if err != nil {
-		return fmt.Errorf("products: migrate the preferences: %w", err)
-	}
-	entries, err := prefs.List()
+	entries, err := preferences.ReadFile(m.dataDir)
 	if err != nil {
 		return fmt.Errorf("products: migrate the preferences: %w", err)
 	}
@@ -408,6 +404,6 @@ func (m *Memory) migrate(f *file) error {
 		f.Products[e.Key] = p
 	}
 	f.PreferencesMigrated = true
-	m.log.Info("migrated the remembered preferences into the product memory", "from", prefs.Path(), "to", m.path, "products", len(entries))
+	m.log.Info("migrated the remembered preferences into the product memory", "from", filepath.Join(m.dataDir, preferences.FileName), "to", m.path, "products", len(entries))
 	return nil
 }

@@ -2,6 +2,7 @@ package products
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -116,24 +117,12 @@ func TestForget(t *testing.T) {
 // forgotten, and the old file is left untouched.
 func TestMigratesPreferencesLosslesslyOnce(t *testing.T) {
 	dir := t.TempDir()
-	prefs, err := preferences.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	when := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	want := map[string]preferences.Product{
 		"milk":          {Name: "Natrel 2L 1% Milk", URL: "https://www.metro.ca/p/456", ProductID: "456", Price: "$5.49", When: when},
 		"cherry tomato": {Name: "Cherry Tomatoes 283 g", When: when.Add(time.Hour)},
 	}
-	for k, p := range want {
-		if err := prefs.Remember(k, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	oldBytes, err := os.ReadFile(prefs.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	oldBytes := writePreferences(t, dir, want)
 
 	m, err := Open(dir, "metro")
 	if err != nil {
@@ -216,4 +205,18 @@ func TestUnreadableFileIsAnError(t *testing.T) {
 	if _, err := Open(dir, "demo"); err == nil {
 		t.Fatal("a broken file opened")
 	}
+}
+
+// writePreferences writes the older preferences file as earlier versions
+// did, and returns its bytes.
+func writePreferences(t *testing.T, dir string, products map[string]preferences.Product) []byte {
+	t.Helper()
+	data, err := json.MarshalIndent(map[string]any{"version": 1, "products": products}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, preferences.FileName), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

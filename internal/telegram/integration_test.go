@@ -26,7 +26,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	fakegemini "github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
-	"github.com/gemini-supply/gemini-supply/internal/preferences"
+	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -141,19 +141,19 @@ func (l *list) MarkFailed(_ context.Context, id, r string) error {
 
 func (l *list) SendSummary(context.Context, report.Summary) error { return nil }
 
-// prefs adapts the preferences store to the run's Preferences interface (the
-// same few lines the command wiring uses).
-type prefs struct{ s *preferences.Store }
+// prefs adapts the product memory to the run's Preferences interface (its
+// pinned part, as the command wiring does).
+type prefs struct{ m *products.Memory }
 
 var _ shop.Preferences = prefs{}
 
 func (p prefs) Lookup(item string) (shop.PreferredProduct, bool) {
-	pp, ok := p.s.Lookup(item)
-	return shop.PreferredProduct{Name: pp.Name, URL: pp.URL, ProductID: pp.ProductID, Price: pp.Price}, ok
+	e, ok := p.m.Pinned(item)
+	return shop.PreferredProduct{Name: e.Name, URL: e.URL, ProductID: e.ProductID, Price: e.Price}, ok
 }
 
 func (p prefs) Remember(item string, pp shop.PreferredProduct) error {
-	return p.s.Remember(item, preferences.Product{Name: pp.Name, URL: pp.URL, ProductID: pp.ProductID, Price: pp.Price})
+	return p.m.Pin(item, products.Product{Name: pp.Name, URL: pp.URL, ProductID: pp.ProductID, Price: pp.Price})
 }
 
 // --- the scripted model ----------------------------------------------------
@@ -215,7 +215,7 @@ type world struct {
 	client *genai.Client
 	tg     *faketg.Server
 	bot    *telegram.Bot
-	store  *preferences.Store
+	store  *products.Memory
 }
 
 func newWorld(t *testing.T) *world {
@@ -231,7 +231,7 @@ func newWorld(t *testing.T) *world {
 	}
 	tg := faketg.NewServer(itToken)
 	t.Cleanup(tg.Close)
-	store, err := preferences.Open(t.TempDir())
+	store, err := products.Open(t.TempDir(), "demo")
 	if err != nil {
 		t.Fatal(err)
 	}
