@@ -90,7 +90,7 @@ func TestAddonSmoke(t *testing.T) {
 	dir := t.TempDir()
 	options := map[string]any{
 		"gemini_api_key": "", "gemini_model": "scripted", "store": "demo",
-		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4",
+		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4", "replay": "", "replay_max_price_change": 20,
 		"todo_entity": "todo.shopping_list", "ha_notify": []string{}, "concurrency": 1, "time_budget": "5m", "max_turns": 40,
 		"retry_tagged": false, "telegram_bot_token": "", "telegram_chat_id": 0,
 		"telegram_response_timeout": "10m", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",

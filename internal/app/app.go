@@ -252,21 +252,24 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 			MediaResolution:          r.cfg.MediaResolution,
 			PromptInjectionDetection: r.promptInjectionDetection(env),
 		},
-		RunAgent:    r.deps.RunAgent,
-		Concurrency: concurrency,
-		ModelCalls:  modelCalls,
-		RetryTagged: r.cfg.RetryTagged || req.RetryTagged,
-		Items:       req.Items,
-		PostalCode:  r.cfg.PostalCode,
-		Resolver:    r.deps.Resolver,
-		Preferences: r.preferences(),
-		Memory:      r.productMemory(),
-		Cart:        cart,
-		Notifiers:   r.deps.Notifiers,
-		Bus:         r.deps.Bus,
-		JournalDir:  journalDir,
-		Source:      source,
-		Logger:      r.base,
+		RunAgent:             r.deps.RunAgent,
+		Concurrency:          concurrency,
+		ModelCalls:           modelCalls,
+		RetryTagged:          r.cfg.RetryTagged || req.RetryTagged,
+		Items:                req.Items,
+		PostalCode:           r.cfg.PostalCode,
+		Resolver:             r.deps.Resolver,
+		Preferences:          r.preferences(),
+		Memory:               r.productMemory(),
+		Recall:               r.productRecall(),
+		Replay:               ReplayMode(r.cfg.Replay, env.profile),
+		ReplayMaxPriceChange: r.cfg.ReplayMaxPriceChange,
+		Cart:                 cart,
+		Notifiers:            r.deps.Notifiers,
+		Bus:                  r.deps.Bus,
+		JournalDir:           journalDir,
+		Source:               source,
+		Logger:               r.base,
 	}
 	return shop.Run(ctx, scfg)
 }
@@ -553,7 +556,31 @@ func storeInfo(p store.Profile) shop.Store {
 	if p.Name == "demo" {
 		display = "the demo store"
 	}
-	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint}
+	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
+		Product: p.Product, CartJSONURL: p.CartJSONURL}
+}
+
+// ReplayMode is the replay a run uses: the configured one, or by default
+// direct for a store whose product page reader is exact (the demo) and
+// agent for one whose reader is best effort (metro: a wrong add costs
+// money, and its reader cannot be checked against the real site here).
+func ReplayMode(configured string, p store.Profile) shop.ReplayMode {
+	switch {
+	case configured != "":
+		return shop.ReplayMode(configured)
+	case p.Product.Exact:
+		return shop.ReplayDirect
+	case p.Product.Root != "":
+		return shop.ReplayAgent
+	}
+	return shop.ReplayOff
+}
+
+func (r *Runner) productRecall() shop.ProductRecall {
+	if m := r.memory(); m.m != nil {
+		return m
+	}
+	return nil
 }
 
 func demoCredentials(srv *demostore.Server) (string, config.Secret) {

@@ -10,6 +10,7 @@ import (
 var (
 	_ shop.Preferences   = memoryAdapter{}
 	_ shop.ProductMemory = memoryAdapter{}
+	_ shop.ProductRecall = memoryAdapter{}
 )
 
 // Memory adapts a store's product memory to the run: its pinned products
@@ -34,6 +35,16 @@ func (a memoryAdapter) Lookup(item string) (shop.PreferredProduct, bool) {
 
 func (a memoryAdapter) Remember(item string, p shop.PreferredProduct) error {
 	return a.m.Pin(item, products.Product{Name: p.Name, URL: p.URL, ProductID: p.ProductID, Price: p.Price})
+}
+
+// Recall is the product remembered for item: the pinned one, else the
+// last one added.
+func (a memoryAdapter) Recall(item string) (shop.Remembered, bool) {
+	e, ok := a.m.Lookup(item)
+	if !ok || e.URL == "" {
+		return shop.Remembered{}, false
+	}
+	return shop.Remembered{Name: e.Name, URL: e.URL, ProductID: e.ProductID, Price: e.Price, Size: e.Size}, true
 }
 
 func (a memoryAdapter) Added(item string, ad shoppinglist.Added) error {

@@ -465,3 +465,101 @@ func (t *Tab) Wait(ctx context.Context, d time.Duration) error {
 		return fmt.Errorf("wait: %w", ErrBrowserGone)
 	}
 }
+
+// Element is what ReadElements found for one CSS selector (its first
+// match).
+type Element struct {
+	Found    bool
+	Visible  bool
+	Text     string // visible text (innerText), trimmed
+	Disabled bool
+	Attr     string // the attribute ReadElements was asked for, if any
+}
+
+// ReadElements reads the first match of each CSS selector in one look at
+// the page (code reading a known page layout — the replay of a remembered
+// product — not the model). attr names an attribute to read from each
+// match ("" for none). A selector that does not parse counts as not found.
+func (t *Tab) ReadElements(ctx context.Context, selectors map[string]string, attr string) (map[string]Element, error) {
+	out := map[string]Element{}
+	// Playwright serialises only map[string]any objects.
+	sels := make(map[string]any, len(selectors))
+	for k, v := range selectors {
+		sels[k] = v
+	}
+	err := t.act(ctx, "read the page", false, func(c call) error {
+		v, err := t.page.Evaluate(`([sels, attr]) => {
+  const out = {};
+  for (const [k, sel] of Object.entries(sels)) {
+    let el = null;
+    try { el = sel ? document.querySelector(sel) : null; } catch (e) { el = null; }
+    out[k] = el ? {found: true, visible: el.checkVisibility ? el.checkVisibility() : !!el.offsetParent, text: (el.innerText || el.textContent || '').trim(), disabled: !!el.disabled || el.getAttribute('aria-disabled') === 'true', attr: attr ? (el.getAttribute(attr) || '') : ''} : {found: false};
+  }
+  return out;
+}`, []any{sels, attr})
+		if err != nil {
+			return err
+		}
+		m, _ := v.(map[string]any)
+		for k, raw := range m {
+			e, _ := raw.(map[string]any)
+			found, _ := e["found"].(bool)
+			vis, _ := e["visible"].(bool)
+			text, _ := e["text"].(string)
+			dis, _ := e["disabled"].(bool)
+			at, _ := e["attr"].(string)
+			out[k] = Element{Found: found, Visible: vis, Text: text, Disabled: dis, Attr: at}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ClickElement clicks the first match of a CSS selector as a person would
+// (scrolled into view, real mouse events), then lets the page settle.
+func (t *Tab) ClickElement(ctx context.Context, selector string) error {
+	return t.act(ctx, "click "+selector, true, func(c call) error {
+		return t.page.Locator(selector).First().Click(playwright.LocatorClickOptions{Timeout: c.ms()})
+	})
+}
+
+// FillElement types text into the first match of a CSS selector,
+// replacing what it held.
+func (t *Tab) FillElement(ctx context.Context, selector, text string) error {
+	return t.act(ctx, "fill "+selector, false, func(c call) error {
+		return t.page.Locator(selector).First().Fill(text, playwright.LocatorFillOptions{Timeout: c.ms()})
+	})
+}
+
+// FetchJSON fetches an address from the page, as its own scripts would
+// (same-origin credentials; the store policy applies as to any request),
+// and returns the body of a 2xx answer.
+func (t *Tab) FetchJSON(ctx context.Context, raw string) ([]byte, error) {
+	if pol := t.h.profile.CheckURL(raw); !pol.Allowed {
+		return nil, &BlockedError{URL: raw, Reason: pol.Reason}
+	}
+	var body string
+	err := t.act(ctx, "fetch "+redactURL(raw), false, func(c call) error {
+		v, err := t.page.Evaluate(`async (u) => {
+  const r = await fetch(u, {credentials: 'same-origin', headers: {'Accept': 'application/json'}});
+  return {status: r.status, body: await r.text()};
+}`, raw)
+		if err != nil {
+			return err
+		}
+		m, _ := v.(map[string]any)
+		status := 0
+		switch n := m["status"].(type) {
+		case int:
+			status = n
+		case float64:
+			status = int(n)
+		}
+		body, _ = m["body"].(string)
+		if status < 200 || status > 299 {
+			return fmt.Errorf("status %d", status)
+		}
+		return nil
+	})
+	return []byte(body), err
+}

@@ -38,6 +38,13 @@ type Config struct {
 	MetroUsername string `yaml:"metro_username" env:"METRO_USERNAME"`
 	MetroPassword Secret `yaml:"metro_password" env:"METRO_PASSWORD"`
 	PostalCode    string `yaml:"postal_code" env:"POSTAL_CODE"`
+	// Replay says how a remembered product is bought again: "direct"
+	// (code adds it, no model), "agent" (the agent starts on its page) or
+	// "off"; empty: direct for the demo store, agent for metro.
+	Replay string `yaml:"replay" env:"REPLAY"`
+	// ReplayMaxPriceChange is the largest price change, in percent, a
+	// direct replay accepts before it hands the item to the agent.
+	ReplayMaxPriceChange float64 `yaml:"replay_max_price_change" env:"REPLAY_MAX_PRICE_CHANGE"`
 
 	// Browser
 	BrowserExecutable string `yaml:"browser_executable" env:"BROWSER_EXECUTABLE"`
@@ -113,6 +120,8 @@ const (
 	// DefaultMediaResolution is the screenshots' resolution (docs/agent.md,
 	// "Cost controls", says why).
 	DefaultMediaResolution = "medium"
+	// DefaultReplayMaxPriceChange is replay_max_price_change's default.
+	DefaultReplayMaxPriceChange = 20.0
 	// ScriptedModel selects the offline scripted planner (works with the demo store only).
 	ScriptedModel = "scripted"
 )

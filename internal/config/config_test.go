@@ -75,6 +75,7 @@ func TestDefaults(t *testing.T) {
 		GeminiInputPricePerMTok:  DefaultInputPricePerMTok,
 		GeminiOutputPricePerMTok: DefaultOutputPricePerMTok,
 		MediaResolution:          DefaultMediaResolution,
+		ReplayMaxPriceChange:     DefaultReplayMaxPriceChange,
 		PromptInjectionDetection: true,
 		Store:                    "metro",
 		BrowserHeadless:          true,

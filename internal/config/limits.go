@@ -38,6 +38,8 @@ const (
 	// (0 = no limit / one per tab).
 	MaxModelRPM         = 100000
 	MaxModelConcurrency = 64
+	// MaxReplayPriceChange bounds replay_max_price_change (percent).
+	MaxReplayPriceChange = 1000
 )
 
 // limits is every numeric option's range. TestEveryNumericOptionHasALimit
@@ -53,6 +55,7 @@ var limits = []Limit{
 	{"telegram_response_timeout", float64(MinTelegramWait), float64(MaxTelegramWait)},
 	{"model_rpm", 0, MaxModelRPM},
 	{"model_concurrency", 0, MaxModelConcurrency},
+	{"replay_max_price_change", 0, MaxReplayPriceChange},
 }
 
 // unlimitedNumbers are numeric options that are identifiers, not

@@ -154,6 +154,7 @@ func defaults(home string, addon bool, getenv func(string) string) Config {
 		GeminiInputPricePerMTok:  DefaultInputPricePerMTok,
 		GeminiOutputPricePerMTok: DefaultOutputPricePerMTok,
 		MediaResolution:          DefaultMediaResolution,
+		ReplayMaxPriceChange:     DefaultReplayMaxPriceChange,
 		PromptInjectionDetection: true,
 		Store:                    DefaultStore,
 		BrowserHeadless:          true,

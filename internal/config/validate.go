@@ -95,6 +95,9 @@ func (c Config) ValidateFor(need Requirement) error {
 	}
 	oneOf("thinking_level", c.ThinkingLevel, "low", "medium", "high")
 	oneOf("media_resolution", c.MediaResolution, "low", "medium", "high")
+	if c.Replay != "" && !slices.Contains([]string{"direct", "agent", "off"}, c.Replay) {
+		add("replay", "%q is not one of direct, agent, off (or empty for the store's default)", c.Replay)
+	}
 
 	// Store
 	switch c.Store {

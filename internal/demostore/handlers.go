@@ -173,8 +173,20 @@ func (s *Server) storePage(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(path, l.aislesPath+"/")
 		if i := strings.LastIndex(rest, "/p/"); i >= 0 {
 			prod, ok := byID[rest[i+3:]]
-			if ok {
-				productContent(p, prod, inCart)
+			if ch := s.change(rest[i+3:]); ok && !ch.Gone {
+				shown := *prod
+				if ch.Name != "" {
+					shown.Name, shown.NameFR = ch.Name, ch.Name
+				}
+				if ch.PriceCents > 0 {
+					shown.PriceCents = ch.PriceCents
+				}
+				shown.InStock = prod.InStock && !ch.OutOfStock
+				addID := "product-add"
+				if ch.MoveAdd {
+					addID = "product-buy"
+				}
+				productContent(p, &shown, inCart, addID)
 				break
 			}
 		} else if a, ok := aisleBySlug(rest); ok {
@@ -245,7 +257,7 @@ func aisleContent(p *page, a Aisle, inCart map[string]int) {
 	p.content = heading(p.l.aisleName(a)) + `<div id="aisle-products" data-aisle="` + esc(a.Slug) + `">` + tiles + `</div>` + footer(p.l, bottom)
 }
 
-func productContent(p *page, prod *Product, inCart map[string]int) {
+func productContent(p *page, prod *Product, inCart map[string]int, addID string) {
 	l := p.l
 	p.title = l.name(prod)
 	var b strings.Builder
@@ -257,11 +269,11 @@ func productContent(p *page, prod *Product, inCart map[string]int) {
 		esc(l.name(prod)), esc(prod.Brand), esc(prod.Size))
 	fmt.Fprintf(&b, `<div id="product-price">%s</div>`, esc(l.price(prod.PriceCents)))
 	if prod.InStock {
-		fmt.Fprintf(&b, `<div id="product-stock">%s</div><button id="product-add" class="btn" type="button" data-add="%s">%s</button>`,
-			esc(l.tr("inStock")), esc(prod.ID), esc(l.tr("add")))
+		fmt.Fprintf(&b, `<div id="product-stock">%s</div><button id="%s" class="btn" type="button" data-add="%s">%s</button>`,
+			esc(l.tr("inStock")), addID, esc(prod.ID), esc(l.tr("add")))
 	} else {
-		fmt.Fprintf(&b, `<div id="product-stock">%s</div><button id="product-add" class="btn" type="button" disabled>%s</button>`,
-			esc(l.tr("outOfStock")), esc(l.tr("outOfStock")))
+		fmt.Fprintf(&b, `<div id="product-stock">%s</div><button id="%s" class="btn" type="button" disabled>%s</button>`,
+			esc(l.tr("outOfStock")), addID, esc(l.tr("outOfStock")))
 	}
 	status := ""
 	if n := inCart[prod.ID]; n > 0 {
@@ -383,9 +395,15 @@ func (s *Server) apiCartAdd(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "unknown_product", "This product does not exist.")
 		return
 	}
-	if !p.InStock {
+	ch := s.change(p.ID)
+	if !p.InStock || ch.OutOfStock {
 		apiError(w, http.StatusConflict, "out_of_stock", "This product is out of stock.")
 		return
+	}
+	qty += ch.AddExtra
+	unit := p.PriceCents
+	if ch.PriceCents > 0 {
+		unit = ch.PriceCents
 	}
 	s.mu.Lock()
 	if s.postal == "" {
@@ -401,7 +419,7 @@ func (s *Server) apiCartAdd(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if line < 0 {
-		s.cart = append(s.cart, CartLine{ProductID: p.ID, Name: p.Name, UnitCents: p.PriceCents})
+		s.cart = append(s.cart, CartLine{ProductID: p.ID, Name: p.Name, UnitCents: unit})
 		line = len(s.cart) - 1
 	}
 	s.cart[line].Quantity = min(maxQuantity, s.cart[line].Quantity+qty)

@@ -120,6 +120,7 @@ type Server struct {
 	mu       sync.Mutex
 	consent  bool
 	postal   string
+	changes  map[string]ProductChange // by product id: ChangeProduct
 	sessions map[string]bool   // session token -> valid
 	codes    map[string]string // one-time auth code -> return path
 	cart     []CartLine
@@ -542,3 +543,46 @@ type peekedConn struct {
 }
 
 func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// ProductChange changes one product as the store shows it on its product
+// page, for the tests of the replay of remembered products: a renamed
+// product, a price jump, out of stock, a page that is gone, an add control
+// that moved. AddExtra makes every add of the product put that many more
+// units in the cart than asked (a store whose cart misbehaves). Search
+// results and tiles keep the catalogue's product.
+type ProductChange struct {
+	Name       string // shown instead of the product's name (both languages)
+	PriceCents int64  // shown and charged instead of its price (0: unchanged)
+	OutOfStock bool
+	Gone       bool // the product page answers 404
+	MoveAdd    bool // the add control has another id (#product-buy)
+	AddExtra   int
+}
+
+// ChangeProduct applies c to product id (the zero ProductChange undoes it).
+func (s *Server) ChangeProduct(id string, c ProductChange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changes == nil {
+		s.changes = map[string]ProductChange{}
+	}
+	s.changes[id] = c
+}
+
+func (s *Server) change(id string) ProductChange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes[id]
+}
+
+// Search is the package's Search as this store shows it: a product
+// ChangeProduct put out of stock is out of stock.
+func (s *Server) Search(q string) []Product {
+	res := Search(q)
+	for i := range res {
+		if s.change(res[i].ID).OutOfStock {
+			res[i].InStock = false
+		}
+	}
+	return res
+}

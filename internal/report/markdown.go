@@ -152,6 +152,9 @@ func (s Summary) Markdown() string {
 			l += fmt.Sprintf(" × %d", q)
 		}
 		l += " — " + priceText(it.Price, q)
+		if it.Replay != "" {
+			l += " _(" + escape(it.Replay) + ")_"
+		}
 		return l
 	})
 	section("Not found", OutcomeNotFound, func(it ItemResult) string {

@@ -65,6 +65,11 @@ type ItemResult struct {
 	Turns    int           `json:"turns,omitempty"`
 	Attempts int           `json:"attempts,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+
+	// Replay says how a remembered product was used: "replayed" (added
+	// without a model), "replay fell back: <why>" (then the agent), or
+	// "remembered product, by the agent"; empty when none was remembered.
+	Replay string `json:"replay,omitempty"`
 }
 
 // Usage is model token use and its estimated cost.

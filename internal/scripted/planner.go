@@ -214,6 +214,11 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 	}
 
 	results := demostore.Search(g.Item)
+	if ss, ok := p.opts.Store.(interface {
+		Search(string) []demostore.Product
+	}); ok {
+		results = ss.Search(g.Item) // the store's own view (its changed products)
+	}
 	// Product text that gives the agent orders is a prompt injection. With
 	// the Computer Use tool's enablePromptInjectionDetection on, the service
 	// checks the page and the model is not steered; off, the planner plays a

@@ -10,6 +10,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // Host is the browser as a run uses it: one Chromium with the store's
@@ -76,6 +77,10 @@ type Store struct {
 	// Hint is a note for the prompt about the store's dialogs (the store
 	// profile's PostalCodeHint).
 	Hint string
+	// Product reads the store's product pages (replay); CartJSONURL is its
+	// cart endpoint, if it has one.
+	Product     store.ProductPage
+	CartJSONURL string
 }
 
 // Config is one run's configuration and collaborators.
@@ -117,6 +122,12 @@ type Config struct {
 	Preferences Preferences
 	// Memory, when set, records every added item (product memory).
 	Memory ProductMemory
+	// Recall finds an item's remembered product; Replay says how it is
+	// used (empty or ReplayOff: not at all); ReplayMaxPriceChange is the
+	// largest price change, in percent, a direct replay accepts.
+	Recall               ProductRecall
+	Replay               ReplayMode
+	ReplayMaxPriceChange float64
 	// Cart reads the cart for the review; nil skips the review with a warning.
 	Cart      CartReader
 	Notifiers []Notifier

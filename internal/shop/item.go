@@ -43,6 +43,13 @@ type itemRun struct {
 
 	mu        sync.Mutex
 	questions int
+
+	// Set by replay when the item goes to the agent: the tab it leaves on
+	// the remembered product (the first attempt takes it), what it found,
+	// and what the summary says about it.
+	handTab    Tab
+	note       *ReplayNote
+	replayInfo string
 }
 
 // attemptOut is what one attempt produced.
@@ -119,6 +126,14 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 	})
 	r.publish(runstatus.KindItemStarted, it.pendingResult(), "")
 	r.log.Info("item started", "item", p.item.Name)
+	if it.replay(ctx) {
+		return
+	}
+	defer func() {
+		if it.handTab != nil { // the item ended before an attempt took it
+			_ = it.handTab.Close()
+		}
+	}()
 
 	retries := map[failKind]int{} // retries used, per cause
 	restarts := 0
@@ -192,12 +207,17 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		})
 	}()
 
-	tab, err := r.host.NewTab(ctx)
-	r.noteNewTab(err)
-	if err != nil {
-		out.tabErr = fmt.Errorf("open a browser tab: %w", err)
-		a.Reason, a.Error = "browser_error", out.tabErr.Error()
-		return out
+	tab, onPage := it.handTab, it.handTab != nil
+	it.handTab = nil
+	if tab == nil {
+		var err error
+		tab, err = r.host.NewTab(ctx)
+		r.noteNewTab(err)
+		if err != nil {
+			out.tabErr = fmt.Errorf("open a browser tab: %w", err)
+			a.Reason, a.Error = "browser_error", out.tabErr.Error()
+			return out
+		}
 	}
 	defer func() {
 		if err := tab.Close(); err != nil {
@@ -219,6 +239,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		PostalCode:    r.cfg.PostalCode,
 		CanAsk:        r.cfg.Resolver != nil,
 		StoreHint:     r.cfg.Store.Hint,
+		Replay:        it.replayNoteFor(onPage),
 	}
 	if r.cfg.Preferences != nil && !it.fromUser {
 		if pref, ok := r.cfg.Preferences.Lookup(it.p.item.Name); ok {
@@ -417,6 +438,7 @@ func (it *itemRun) base() report.ItemResult {
 	return report.ItemResult{
 		ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity,
 		Turns: it.turns, Attempts: it.attempts, Duration: it.r.now().Sub(it.started),
+		Replay: it.replayInfo,
 	}
 }
 

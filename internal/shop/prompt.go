@@ -42,6 +42,9 @@ type PromptData struct {
 	Preferred *PreferredProduct
 	// StoreHint is the store profile's note about its dialogs, if any.
 	StoreHint string
+	// Replay is the remembered product a replay tried (or starts the
+	// agent on), and what it found.
+	Replay *ReplayNote
 }
 
 // Prompts renders the per-store prompt templates embedded in the binary:

@@ -79,6 +79,36 @@ type Profile struct {
 	CartJSONURL string
 	// PostalCodeHint tells the model how the store asks for a postal code.
 	PostalCodeHint string
+	// Product tells code how to read a product page and add it, for the
+	// replay of a remembered product without a model (see ProductPage).
+	Product ProductPage
+}
+
+// ProductPage is how to read a store's product page: CSS selectors, each
+// the first match. An empty Root means the profile has no reader (replay
+// then hands the item to the agent).
+type ProductPage struct {
+	// Root is present on a product page and nowhere else; its
+	// ProductIDAttr attribute, when set, carries the store's product id.
+	Root          string
+	ProductIDAttr string
+	// Name, Size and Price hold the product's name, size and price text.
+	Name, Size, Price string
+	// OutOfStock is present (or the Add control disabled) when the product
+	// cannot be bought.
+	OutOfStock string
+	// Add is the add-to-cart control; one click adds one unit.
+	Add string
+	// PostalInput and PostalSubmit are a postal-code dialog an add may
+	// open (filled with postal_code when configured).
+	PostalInput, PostalSubmit string
+	// CartCount is the header's count of units in the cart: the cart check
+	// when the store has no CartJSONURL.
+	CartCount string
+	// Exact says the reader was checked against the store's real pages
+	// (the demo store, whose pages are ours). A best-effort reader (metro)
+	// defaults to replay "agent".
+	Exact bool
 }
 
 // LoginStepKind is what one login step does.
@@ -221,6 +251,19 @@ func Metro() Profile {
 		},
 		BannerText:     DefaultBannerText,
 		PostalCodeHint: `metro.ca may show a "Delivery or Pickup?" dialog asking for a postal code on the first add to cart.`,
+		// Best effort: read from metro.ca's product pages as seen in 2025;
+		// not verifiable from here, so metro replays through the agent by
+		// default (replay: agent).
+		Product: ProductPage{
+			Root:          ".product-page, .pdp-wrapper, [data-product-code]",
+			ProductIDAttr: "data-product-code",
+			Name:          ".pi--title, .product-name, h1",
+			Size:          ".pi--weight, .product-weight",
+			Price:         ".price-update, .pi--main-price, .pricing__sale-price",
+			OutOfStock:    ".out-of-stock, .pi--out-of-stock",
+			Add:           "button.addToCartButton, button[data-add-to-cart], .pdp-add-to-cart button",
+			CartCount:     ".cart-count, .header-cart-count",
+		},
 	}
 }
 
@@ -266,6 +309,14 @@ func Demo() Profile {
 		IgnoreHTTPSErrors: true,
 		CartJSONURL:       "https://www.metro.ca/api/cart",
 		PostalCodeHint:    `The store shows a "Delivery or Pickup?" dialog asking for a postal code on the first add to cart.`,
+		// Exactly the demo store's product page (package demostore).
+		Product: ProductPage{
+			Root: "#product", ProductIDAttr: "data-product-id",
+			Name: "#product-name", Size: "#product-size", Price: "#product-price",
+			OutOfStock: "#product-add[disabled]", Add: "#product-add",
+			PostalInput: "#postal-code-input", PostalSubmit: "#postal-code-submit",
+			CartCount: "#cart-count", Exact: true,
+		},
 	}
 }
 
