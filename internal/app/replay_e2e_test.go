@@ -72,7 +72,7 @@ func TestReplayOfRememberedProducts(t *testing.T) {
 	changes := map[string]demostore.ProductChange{
 		"bananas":         {Name: "Plantains"},
 		"eggs":            {PriceCents: 9999},
-		"apples":         {OutOfStock: true},
+		"apples":          {OutOfStock: true},
 		"sourdough bread": {Gone: true},
 		"spaghetti":       {MoveAdd: true},
 	}

@@ -121,8 +121,8 @@ type Server struct {
 	consent  bool
 	postal   string
 	changes  map[string]ProductChange // by product id: ChangeProduct
-	sessions map[string]bool   // session token -> valid
-	codes    map[string]string // one-time auth code -> return path
+	sessions map[string]bool          // session token -> valid
+	codes    map[string]string        // one-time auth code -> return path
 	cart     []CartLine
 	cartFile string
 }
