@@ -7,6 +7,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
 )
 
 var demoCommand = command{
@@ -24,13 +25,17 @@ server, in a real headless Chromium. It is 'gemini-supply shop --store demo
 The run shows every outcome: items added, one the store does not sell (not
 found), one sold out (a question in Telegram when Telegram is configured,
 otherwise not found) and a duplicate. The summary and the cart review are
-printed; the updated list and the run journal stay in the directory named
-at the end.`
+printed. Then the same list is shopped a second time, as next week: the
+products the first run found are replayed from the product memory without
+a model call, and a last line compares the two runs (--once skips it).
+The updated list, the product memory and the journals stay in the
+directory named at the end.`
 
 func runDemo(ctx context.Context, args []string, s stdio) int {
 	fs := newFlagSet("demo", "[flags]", demoAbout)
 	concurrency := fs.Int("concurrency", app.DefaultDemoConcurrency, "tabs shopping at once")
-	jsonOut := fs.Bool("json", false, "print the result as JSON on stdout")
+	jsonOut := fs.Bool("json", false, "print the result as JSON on stdout (one run: implies --once)")
+	once := fs.Bool("once", false, "shop the list once (no second run replaying the first one's products)")
 	if err := parseFlags(fs, args, s.err, false); err != nil {
 		return exitCode(err)
 	}
@@ -56,7 +61,19 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	if err := cfg.ValidateFor(config.NeedAll); err != nil {
 		return exitCode(configFailure("demo", s.err, err))
 	}
-	code := shopRun(ctx, "demo", cfg, *jsonOut, s)
+	code, first := shopRun(ctx, "demo", cfg, *jsonOut, s)
+	if code == 0 && !*once && !*jsonOut && ctx.Err() == nil {
+		// The same list next week: what the first run found is replayed.
+		fmt.Fprintf(s.out, "\nThe same list again, as next week: the second run replays the products the first one found.\n\n")
+		if cfg, err = app.DemoConfig(cfg, dir); err != nil {
+			fmt.Fprintf(s.err, "gemini-supply demo: %v\n", err)
+			return 1
+		}
+		var second shop.Result
+		if code, second = shopRun(ctx, "demo", cfg, false, s); code == 0 {
+			fmt.Fprintf(s.out, "\n%s\n", app.ReplayLine(first.Summary, second.Summary))
+		}
+	}
 	if !*jsonOut {
 		fmt.Fprintf(s.out, "\nThe demo's shopping list (updated by the run) and its journal are in %s\n", dir)
 	}

@@ -33,7 +33,8 @@ func runShop(ctx context.Context, args []string, s stdio) int {
 	if o.dryRun {
 		return dryRun(ctx, o, s)
 	}
-	return shopRun(ctx, "shop", o.cfg, o.json, s)
+	code, _ := shopRun(ctx, "shop", o.cfg, o.json, s)
+	return code
 }
 
 // shopRun is `shop` and `demo`: one run through app.Runner, a live line per
@@ -41,7 +42,7 @@ func runShop(ctx context.Context, args []string, s stdio) int {
 // (or, with jsonOut, the result as JSON on stdout). Exit 0 when the run
 // finished, whatever the items' outcomes; 1 when it could not run or was
 // stopped.
-func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s stdio) int {
+func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s stdio) (int, shop.Result) {
 	errW := &syncWriter{w: s.err} // shared by the logger and, with --json, the live lines
 	var live io.Writer = s.out
 	if jsonOut {
@@ -64,7 +65,7 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 	closeTelegram, err := wireTelegram(ctx, cfg, logger, &deps)
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-		return 1
+		return 1, shop.Result{}
 	}
 	defer closeTelegram()
 	// Home Assistant, when configured and needed: the to-do list (no
@@ -72,19 +73,19 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 	ha, err := shopDialHomeAssistant(ctx, cfg, logger, &deps)
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-		return 1
+		return 1, shop.Result{}
 	}
 	if ha != nil {
 		defer ha.Close()
 	}
 	if err := app.WireQuestions(cfg, ha, &deps, logger); err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-		return 1
+		return 1, shop.Result{}
 	}
 	runner, err := app.NewRunner(cfg, deps)
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-		return 1
+		return 1, shop.Result{}
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -107,16 +108,16 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 	if jsonOut {
 		if werr := shop.PrintJSON(s.out, res); werr != nil {
 			fmt.Fprintf(s.err, "gemini-supply %s: write the result: %v\n", cmd, werr)
-			return 1
+			return 1, res
 		}
 	} else if res.Summary.RunID != "" { // the run began: it has a summary
 		shop.PrintResult(s.out, res)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-		return 1
+		return 1, res
 	}
-	return 0
+	return 0, res
 }
 
 // syncWriter serialises writes to one stream from several goroutines.

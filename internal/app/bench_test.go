@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
+	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
@@ -129,4 +130,61 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 		}
 	}
 	return benchMeasure{items: len(benchItems), fanItems: len(benchItems) - 1, shopping: last.Sub(first), fanOut: last.Sub(firstDone)}
+}
+
+// BenchmarkReplay shops benchItems twice with one Runner (one demo store,
+// one data directory), at 1 and 4 tabs, with the fake model's delay: the
+// first run fills the product memory, the second replays it. It prints
+// "replay: second run N model calls (first run M), X.Xx faster" per tab
+// count (the goal: ≤ 1 model call for an unchanged list, ≥ 5× faster).
+func BenchmarkReplay(b *testing.B) {
+	if os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE") == "" || os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
+		b.Fatal("the browser or the Playwright driver is not set up: run make bench (or eval \"$(scripts/setup.sh)\" first)")
+	}
+	delay := benchDelay(b)
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("tabs=%d", n), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				dir := b.TempDir()
+				list := dir + "/list.yaml"
+				body := "items:\n"
+				for _, it := range benchItems {
+					body += "  - name: " + it + "\n"
+				}
+				cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")
+				cfg.Concurrency = n
+				r, err := NewRunner(cfg, Deps{Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
+					return func(req *gemini.Request) gemini.Reply {
+						time.Sleep(delay) // the model's latency
+						return next(req)
+					}
+				}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var sums [2]report.Summary
+				for i := range sums {
+					if err := os.WriteFile(list, []byte(body), 0o644); err != nil {
+						b.Fatal(err)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+					b.StartTimer()
+					res, err := r.Shop(ctx, runstatus.Request{Source: "bench"})
+					b.StopTimer()
+					cancel()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if c := res.Summary.Counts(); c.Added != len(benchItems) {
+						b.Fatalf("run %d at %d tabs: %s\n%s", i+1, n, c, res.Summary.Markdown())
+					}
+					sums[i] = res.Summary
+				}
+				_ = r.Close(context.Background())
+				fmt.Printf("%d tabs, model delay %v: %s\n", n, delay, ReplayLine(sums[0], sums[1]))
+				b.ReportMetric(float64(AgentCalls(sums[1])), "replay-model-calls")
+			}
+		})
+	}
 }

@@ -47,8 +47,9 @@ func (c *agentCalls) take() map[string]int {
 // moved) hands the item to the agent, which finishes it — and nothing is
 // added twice.
 func TestReplayOfRememberedProducts(t *testing.T) {
-	items := []string{"milk", "bananas", "eggs", "apples", "sourdough bread", "spaghetti"}
+	items := []string{"milk", "bananas", "eggs", "apples", "sourdough bread", "spaghetti", "olive oil"}
 	e := newE2E(t, items...)
+	e.cfg.Concurrency = 3 // replays and agents share the cart at once
 	calls := &agentCalls{n: map[string]int{}}
 	e.deps.Scripted.Wrap = calls.wrap
 	res, err := e.shop(context.Background())
@@ -75,10 +76,12 @@ func TestReplayOfRememberedProducts(t *testing.T) {
 		"apples":          {OutOfStock: true},
 		"sourdough bread": {Gone: true},
 		"spaghetti":       {MoveAdd: true},
+		"olive oil":       {AddExtra: 1},
 	}
 	why := map[string]string{
 		"bananas": "now called", "eggs": "price moved", "apples": "out of stock",
 		"sourdough bread": "shows no product", "spaghetti": "add-to-cart control was not found",
+		"olive oil": "changed by 2 units, not 1",
 	}
 	for item, c := range changes {
 		srv.ChangeProduct(ids[item], c)
@@ -126,6 +129,12 @@ func TestReplayOfRememberedProducts(t *testing.T) {
 				if cart2[id] != cart1[id] || store.ProductID(it.URL) == id {
 					t.Errorf("apples: the out-of-stock product's line went %d → %d, added %s", cart1[id], cart2[id], it.URL)
 				}
+			} else if item == "olive oil" {
+				// The store put 2 in the cart for one click; the agent,
+				// told so, adds nothing more.
+				if got := cart2[id] - cart1[id]; got != 2 {
+					t.Errorf("olive oil: its line changed by %d, want the store's 2 and nothing added again", got)
+				}
 			} else if got := cart2[id] - cart1[id]; got != 1 {
 				t.Errorf("%s: its line changed by %d, want exactly 1 (nothing added twice)", item, got)
 			}
@@ -137,8 +146,8 @@ func TestReplayOfRememberedProducts(t *testing.T) {
 		}
 		return n
 	}
-	if d := total(cart2) - total(cart1); d != len(items) {
-		t.Errorf("the second run added %d units in all, want %d (one per item)", d, len(items))
+	if d := total(cart2) - total(cart1); d != len(items)+1 {
+		t.Errorf("the second run added %d units in all, want %d (one per item, and the store's extra olive oil)", d, len(items)+1)
 	}
 	if md := res.Summary.Markdown(); !strings.Contains(md, "replayed") || !strings.Contains(md, "replay fell back") {
 		t.Errorf("the summary does not say how items were replayed:\n%s", md)

@@ -385,6 +385,18 @@ func normalizeURL(raw string) string {
 // given). Addresses the store policy forbids return a *BlockedError
 // without any request being made.
 func (t *Tab) Navigate(ctx context.Context, raw string) error {
+	return t.navigate(ctx, raw, true)
+}
+
+// Load opens an address like Navigate but returns once the document is
+// parsed and its scripts have run (DOMContentLoaded), without waiting for
+// frames, images or the page to settle: for code that reads known elements
+// next (the replay), not for the model's screenshot.
+func (t *Tab) Load(ctx context.Context, raw string) error {
+	return t.navigate(ctx, raw, false)
+}
+
+func (t *Tab) navigate(ctx context.Context, raw string, settle bool) error {
 	u := normalizeURL(raw)
 	if pol := t.h.profile.CheckURL(u); !pol.Allowed {
 		if pu, err := url.Parse(u); err == nil && pu.Host != "" && !t.h.profile.HostAllowed(pu.Hostname()) {
@@ -392,8 +404,12 @@ func (t *Tab) Navigate(ctx context.Context, raw string) error {
 		}
 		return &BlockedError{URL: u, Reason: pol.Reason}
 	}
-	return t.act(ctx, "navigate", true, func(c call) error {
-		_, err := t.page.Goto(u, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad, Timeout: c.ms()})
+	until := playwright.WaitUntilStateLoad
+	if !settle {
+		until = playwright.WaitUntilStateDomcontentloaded
+	}
+	return t.act(ctx, "navigate", settle, func(c call) error {
+		_, err := t.page.Goto(u, playwright.PageGotoOptions{WaitUntil: until, Timeout: c.ms()})
 		return t.navResult(u, err)
 	})
 }
@@ -516,9 +532,10 @@ func (t *Tab) ReadElements(ctx context.Context, selectors map[string]string, att
 }
 
 // ClickElement clicks the first match of a CSS selector as a person would
-// (scrolled into view, real mouse events), then lets the page settle.
+// (scrolled into view, real mouse events). It does not wait for the page
+// to settle: the caller looks for the click's effect itself.
 func (t *Tab) ClickElement(ctx context.Context, selector string) error {
-	return t.act(ctx, "click "+selector, true, func(c call) error {
+	return t.act(ctx, "click "+selector, false, func(c call) error {
 		return t.page.Locator(selector).First().Click(playwright.LocatorClickOptions{Timeout: c.ms()})
 	})
 }

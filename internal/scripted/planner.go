@@ -117,6 +117,12 @@ func New(opts Options) *Planner {
 	return &Planner{opts: opts, misbehave: m, malformed: map[string]bool{}}
 }
 
+// What a replay's hand-over note says (internal/shop's prompt).
+var (
+	replayHeld = regexp.MustCompile(`the cart now holds (\d+) of this product \(it held (\d+) before\)`)
+	replayURL  = regexp.MustCompile(`This item was bought before: .* — (https://\S+/p/[^\s.]+)\.`)
+)
+
 // Script returns the planner as a fake-Gemini script.
 func (p *Planner) Script() gemini.Script { return p.Reply }
 
@@ -188,6 +194,28 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 		u := p.opts.BaseURL + "/checkout"
 		if !h.navigated(u) {
 			return say("Let me look at the checkout first.", navigate(u))
+		}
+	}
+
+	// A replay that added the remembered product and then handed over
+	// ("the cart now holds 2 of this product (it held 0 before)"): a model
+	// reads the note and the cart, and reports what is there rather than
+	// adding it again.
+	if m := replayHeld.FindStringSubmatch(req.Goal()); m != nil {
+		now, _ := strconv.Atoi(m[1])
+		was, _ := strconv.Atoi(m[2])
+		if u := replayURL.FindStringSubmatch(req.Goal()); u != nil && now-was >= g.Quantity {
+			id := u[1][strings.LastIndex(u[1], "/p/")+3:]
+			for _, pr := range demostore.Search(g.Item) {
+				if pr.ID == id && cartQuantity(p.opts.Store, id) >= now {
+					return say("The cart already holds it; reporting.", gemini.Call(ToolReportAdded, map[string]any{
+						"item_name":  displayName(pr),
+						"price_text": fmt.Sprintf("$%d.%02d", pr.PriceCents/100, pr.PriceCents%100),
+						"url":        u[1],
+						"quantity":   now - was,
+					}))
+				}
+			}
 		}
 	}
 

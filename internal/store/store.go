@@ -102,8 +102,12 @@ type ProductPage struct {
 	// PostalInput and PostalSubmit are a postal-code dialog an add may
 	// open (filled with postal_code when configured).
 	PostalInput, PostalSubmit string
-	// CartCount is the header's count of units in the cart: the cart check
-	// when the store has no CartJSONURL.
+	// InCart shows how many units of this product the cart holds (the
+	// first number in its text; empty text is none): the cart check of the
+	// product's own line, with no request of its own. Without it, the cart
+	// is read from CartJSONURL, else from CartCount, the header's count of
+	// all units.
+	InCart    string
 	CartCount string
 	// Exact says the reader was checked against the store's real pages
 	// (the demo store, whose pages are ours). A best-effort reader (metro)
@@ -313,7 +317,7 @@ func Demo() Profile {
 		Product: ProductPage{
 			Root: "#product", ProductIDAttr: "data-product-id",
 			Name: "#product-name", Size: "#product-size", Price: "#product-price",
-			OutOfStock: "#product-add[disabled]", Add: "#product-add",
+			OutOfStock: "#product-add[disabled]", Add: "#product-add", InCart: "#product-status",
 			PostalInput: "#postal-code-input", PostalSubmit: "#postal-code-submit",
 			CartCount: "#cart-count", Exact: true,
 		},

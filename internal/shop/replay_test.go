@@ -1,0 +1,93 @@
+package shop
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/money"
+)
+
+func TestReplayChecks(t *testing.T) {
+	t.Run("price", func(t *testing.T) {
+		for _, tc := range []struct {
+			was, now string
+			max      float64
+			want     string // "" or a substring of the reason
+		}{
+			{"$5.00", "$5.99", 20, ""},
+			{"$5.00", "$6.01", 20, "more than 20%"},
+			{"$5.00", "$3.99", 20, "-20%"},
+			{"$5.00", "$3.90", 20, "more than 20%"},
+			{"$5.00", "$50.00", 1000, ""},
+			{"", "$9.99", 20, ""},         // nothing remembered: the id and name decide
+			{"$4.99/kg", "$9.99", 20, ""}, // different units: not comparable
+			{"$5.00", "$5.00", 0, ""},
+			{"$5.00", "$5.01", 0, "more than 0%"},
+		} {
+			got := priceMoved(money.Parse(tc.was), money.Parse(tc.now), tc.max)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("priceMoved(%q → %q, %v%%) = %q, want %q", tc.was, tc.now, tc.max, got, tc.want)
+			}
+		}
+	})
+	t.Run("name", func(t *testing.T) {
+		for _, tc := range []struct {
+			page, remembered string
+			want             bool
+		}{
+			{"2% Partly Skimmed Milk", "Natrel 2% Partly Skimmed Milk, 2 L", true},
+			{"2% partly skimmed MILK", "Natrel 2% Partly Skimmed Milk, 2 L", true},
+			{"Plantains", "Fresh Bananas, bunch of 6", false},
+			{"Organic 2% Milk", "Natrel 2% Partly Skimmed Milk, 2 L", false},
+			{"", "Natrel Milk", false},
+			{"Lait 2 %", "Natrel Lait 2 %, 2 L", true},
+		} {
+			if got := sameName(tc.page, tc.remembered); got != tc.want {
+				t.Errorf("sameName(%q, %q) = %v", tc.page, tc.remembered, got)
+			}
+		}
+	})
+	t.Run("cart delta", func(t *testing.T) {
+		lines := func(m map[string]int) cartState {
+			c := cartState{lines: m}
+			for _, n := range m {
+				c.count += n
+			}
+			return c
+		}
+		for _, tc := range []struct {
+			name          string
+			before, after cartState
+			qty           int
+			want          string
+		}{
+			{"one line grew by the quantity", lines(map[string]int{"a": 1}), lines(map[string]int{"a": 3}), 2, ""},
+			{"another tab added meanwhile", lines(map[string]int{"a": 1}), lines(map[string]int{"a": 2, "b": 5}), 1, ""},
+			{"grew by more", lines(map[string]int{"a": 1}), lines(map[string]int{"a": 3}), 1, "changed by 2 units, not 1"},
+			{"did not grow", lines(map[string]int{"a": 1}), lines(map[string]int{"a": 1, "b": 1}), 1, "changed by 0 units"},
+			{"count only, grew", cartState{count: 4}, cartState{count: 6}, 1, ""},
+			{"count only, did not grow enough", cartState{count: 4}, cartState{count: 5}, 2, "grew by 1 units, not 2"},
+		} {
+			got := tc.after.delta(tc.before, "a", tc.qty)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("%s: delta = %q, want %q", tc.name, got, tc.want)
+			}
+		}
+	})
+	t.Run("same page", func(t *testing.T) {
+		for _, tc := range []struct {
+			now, want string
+			ok        bool
+		}{
+			{"https://www.metro.ca/en/p/1", "https://www.metro.ca/en/p/1", true},
+			{"https://www.metro.ca/en/p/1/?x=1#y", "https://www.metro.ca/en/p/1", true},
+			{"https://www.metro.ca/en/p/2", "https://www.metro.ca/en/p/1", false},
+			{"https://www.metro.ca/en", "https://www.metro.ca/en/p/1", false},
+			{"https://evil.example/en/p/1", "https://www.metro.ca/en/p/1", false},
+		} {
+			if got := samePage(tc.now, tc.want); got != tc.ok {
+				t.Errorf("samePage(%q, %q) = %v", tc.now, tc.want, got)
+			}
+		}
+	})
+}
