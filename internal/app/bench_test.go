@@ -75,17 +75,22 @@ func (m *benchMeasure) add(o benchMeasure) {
 	m.fanOut += o.fanOut
 }
 
+// benchList is the bench list as a YAML list file.
+func benchList() []byte {
+	body := "items:\n"
+	for _, it := range benchItems {
+		body += "  - name: " + it + "\n"
+	}
+	return []byte(body)
+}
+
 // benchRun performs one run and measures its shopping phase.
 func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 	b.Helper()
 	b.StopTimer()
 	dir := b.TempDir()
 	list := dir + "/list.yaml"
-	body := "items:\n"
-	for _, it := range benchItems {
-		body += "  - name: " + it + "\n"
-	}
-	if err := os.WriteFile(list, []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(list, benchList(), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")
@@ -148,10 +153,6 @@ func BenchmarkReplay(b *testing.B) {
 				b.StopTimer()
 				dir := b.TempDir()
 				list := dir + "/list.yaml"
-				body := "items:\n"
-				for _, it := range benchItems {
-					body += "  - name: " + it + "\n"
-				}
 				cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")
 				cfg.Concurrency = n
 				r, err := NewRunner(cfg, Deps{Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
@@ -165,7 +166,7 @@ func BenchmarkReplay(b *testing.B) {
 				}
 				var sums [2]report.Summary
 				for i := range sums {
-					if err := os.WriteFile(list, []byte(body), 0o644); err != nil {
+					if err := os.WriteFile(list, benchList(), 0o644); err != nil {
 						b.Fatal(err)
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
