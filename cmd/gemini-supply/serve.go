@@ -14,6 +14,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/mqtt"
+	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/serve"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
@@ -36,6 +37,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	fs := newFlagSet("serve", "[flags]", serveAbout)
 	flags := config.BindFlags(fs)
 	mqttCleanup := fs.Bool("mqtt-cleanup", false, "delete the MQTT discovery entities from Home Assistant and serve without MQTT (mqtt_cleanup)")
+	ui := fs.String("ui", "", "serve the web panel on `ADDR` (a port alone binds 127.0.0.1); as the add-on it is served through Home Assistant's ingress")
 	if err := parseFlags(fs, args, s.err, false); err != nil {
 		return exitCode(err)
 	}
@@ -52,7 +54,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return exitCode(configFailure("serve", s.err, err))
 	}
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
-	if err := serveMain(ctx, cfg, s.in, logger); err != nil {
+	if err := serveMain(ctx, cfg, s.in, logger, *ui); err != nil {
 		logger.Error("serve stopped", "error", err)
 		return 1
 	}
@@ -120,7 +122,7 @@ func serveDiscoverTelegramChat(ctx context.Context, cfg config.Config, logger *s
 
 // serveMain connects Home Assistant, builds the run machinery and serves
 // until ctx ends (SIGTERM).
-func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slog.Logger) error {
+func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slog.Logger, uiAddr string) error {
 	bus := &runstatus.Bus{}
 	deps := app.Deps{Bus: bus, Logger: logger}
 	opts := serve.Options{Logger: logger, Bus: bus}
@@ -189,6 +191,23 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			logger.Warn("closing the run machinery", "error", err)
 		}
 	}()
+	// The panel: through ingress as the add-on, on --ui elsewhere.
+	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
+		p, err := panel.New(panel.Options{Ingress: ingress, Logger: logger, Stop: stop,
+			Start: func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }})
+		if err != nil {
+			return err
+		}
+		opts.Subscribers = append(opts.Subscribers, p)
+		opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error {
+			// Without its panel (the port taken) serve still shops.
+			if err := p.Serve(ctx, addr); err != nil {
+				logger.Error("the panel is unavailable; serving without it", "error", err)
+				<-ctx.Done()
+			}
+			return nil
+		}))
+	}
 	opts.Runner = runner
 	srv, err = serve.New(opts)
 	if err != nil {

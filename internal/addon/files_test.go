@@ -1,6 +1,7 @@
 package addon
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/panel"
 )
 
 // repoRoot is the repository's top directory.
@@ -55,6 +57,11 @@ type manifest struct {
 	HomeassistantAPI bool           `yaml:"homeassistant_api"`
 	HassioAPI        bool           `yaml:"hassio_api"`
 	Stdin            bool           `yaml:"stdin"`
+	Ingress          bool           `yaml:"ingress"`
+	IngressPort      int            `yaml:"ingress_port"`
+	PanelIcon        string         `yaml:"panel_icon"`
+	PanelTitle       string         `yaml:"panel_title"`
+	Ports            map[string]any `yaml:"ports"`
 	Services         []string       `yaml:"services"`
 	Map              []string       `yaml:"map"`
 	Options          map[string]any `yaml:"options"`
@@ -88,6 +95,13 @@ func TestManifest(t *testing.T) {
 		{"services mqtt:want", slices.Contains(m.Services, "mqtt:want")},
 		{"map addon_config:rw", slices.Contains(m.Map, "addon_config:rw")},
 		{"version is semver", regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(m.Version)},
+		// The panel (internal/panel) through Home Assistant's ingress, and
+		// no port of it published on the host.
+		{"ingress: true", m.Ingress},
+		{"ingress_port is the panel's", m.IngressPort == panel.IngressPort},
+		{"panel_icon is an mdi icon", regexp.MustCompile(`^mdi:[a-z0-9-]+$`).MatchString(m.PanelIcon)},
+		{"panel_title set", m.PanelTitle != ""},
+		{"the panel's port not published", m.Ports[fmt.Sprintf("%d/tcp", panel.IngressPort)] == nil},
 	}
 	for _, c := range checks {
 		if !c.ok {

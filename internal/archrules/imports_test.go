@@ -47,6 +47,7 @@ func TestImportRules(t *testing.T) {
 		{"mqtt", nil},
 		{"telegram", nil},
 		{"serve", nil},
+		{"panel", nil},
 		{"preferences", nil},
 		{"products", []string{"preferences"}},
 		{"demostore", nil},

@@ -1,0 +1,129 @@
+package panel
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
+)
+
+// TestPageInChromium drives the page in real Chromium, behind a proxy that
+// plays Home Assistant's ingress (a base path, the X-Ingress-Path header):
+// the run's events show up live as state, progress and item cards; Stop
+// is sent with the panel's header and reaches serve; keyboard works.
+func TestPageInChromium(t *testing.T) {
+	exe := os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE")
+	if testing.Short() {
+		t.Skip("browser test (skipped with -short)")
+	}
+	if os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" || exe == "" {
+		t.Fatal("PLAYWRIGHT_DRIVER_PATH / GEMINI_SUPPLY_BROWSER_EXECUTABLE are not set: run `make test`, or `eval \"$(bash scripts/setup.sh)\"` first")
+	}
+	c := &control{}
+	p, err := New(Options{Ingress: true, Start: c.start, Stop: c.stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := &runstatus.Bus{}
+	sub := bus.Subscribe(16)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = p.Consume(ctx, sub) }()
+
+	// Home Assistant's ingress proxy: strips its path, names it in
+	// X-Ingress-Path, and connects from the Supervisor's address.
+	const ingress = "/api/hassio_ingress/t0k3n"
+	ha := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, ingress)
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = rest
+		if r2.URL.Path == "" {
+			r2.URL.Path = "/"
+		}
+		r2.RequestURI = ""
+		r2.RemoteAddr = IngressProxy + ":50000"
+		r2.Header.Set("X-Ingress-Path", ingress)
+		p.ServeHTTP(w, r2)
+	}))
+	defer ha.Close()
+
+	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true})
+	if err != nil {
+		t.Fatalf("starting the Playwright driver: %v", err)
+	}
+	defer func() { _ = pw.Stop() }()
+	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{ExecutablePath: playwright.String(exe), Headless: playwright.Bool(true), Timeout: playwright.Float(60000)})
+	if err != nil {
+		t.Fatalf("launching Chromium: %v", err)
+	}
+	defer func() { _ = browser.Close() }()
+	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 390, Height: 844}, ColorScheme: playwright.ColorSchemeDark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.SetDefaultTimeout(60000)
+	if _, err := page.Goto(ha.URL + ingress + "/"); err != nil {
+		t.Fatal(err)
+	}
+	text := func(sel string) string {
+		s, err := page.Locator(sel).TextContent()
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		testwait.Until(t, what, 60*time.Second, cond)
+	}
+	until("the page to load its script and stream", func() bool { return text("#state") == "No run yet." })
+
+	bus.Publish(runstatus.Event{Kind: runstatus.KindStateChanged, RunID: "r1", State: runstatus.StateShopping, Progress: runstatus.Progress{Total: 2}})
+	bus.Publish(runstatus.Event{Kind: runstatus.KindItemFinished, RunID: "r1", State: runstatus.StateShopping, Progress: runstatus.Progress{Total: 2, Done: 1, Added: 1},
+		Item: &report.ItemResult{ItemID: "a", ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Natrel 2% Milk", Replay: "replayed"}})
+	until("the added item's card", func() bool {
+		return strings.Contains(text(`#items li[data-item="milk"][data-outcome="added"]`), "Natrel 2% Milk")
+	})
+	if s := text("#counts"); !strings.Contains(s, "1 of 2 done") {
+		t.Fatalf("counts %q", s)
+	}
+	// Keyboard: Stop is reachable with Tab and pressed with Enter.
+	if err := page.Locator("#stop").Focus(); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Keyboard().Press("Enter"); err != nil {
+		t.Fatal(err)
+	}
+	until("Stop to reach serve", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.stops) == 1
+	})
+	bus.Publish(runstatus.Event{Kind: runstatus.KindStateChanged, RunID: "r1", State: runstatus.StateCancelled, Progress: runstatus.Progress{Total: 2, Done: 1, Added: 1}})
+	until("the stopped run", func() bool {
+		dis, _ := page.Locator("#stop").IsDisabled()
+		en, _ := page.Locator("#start").IsEnabled()
+		return strings.Contains(text("#state"), "cancelled") && dis && en
+	})
+	// A start refused because a run is going shows why.
+	c.mu.Lock()
+	c.busy = true
+	c.mu.Unlock()
+	if err := page.Locator("#start").Click(); err != nil {
+		t.Fatal(err)
+	}
+	until("the refusal", func() bool { return strings.Contains(text("#notice"), "already in progress") })
+}

@@ -1,0 +1,360 @@
+// Package panel is the add-on's web panel: the live view of a shopping run
+// (state, progress, a card per item) with Start and Stop, served by `serve`
+// through Home Assistant's ingress (the add-on's page in HA's sidebar) or,
+// outside the add-on, on an address of the user's choosing (`serve --ui`).
+//
+// Behind ingress only the Supervisor's proxy (172.30.32.2) may connect, and
+// every link is relative to the X-Ingress-Path base the proxy sends. The
+// page is plain HTML, CSS and JavaScript embedded in the binary; run events
+// reach it as Server-Sent Events. Requests that change something (start,
+// stop) must be POSTs carrying the X-Gemini-Supply header, which a page of
+// another site cannot send without a CORS permission the panel never gives,
+// and not be marked cross-site by the browser (Sec-Fetch-Site).
+package panel
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// IngressProxy is the address of the Supervisor's ingress proxy: the only
+// client an add-on's ingress port accepts.
+const IngressProxy = "172.30.32.2"
+
+// IngressPort is the add-on's ingress port (config.yaml ingress_port).
+const IngressPort = 8099
+
+// ActionHeader must be sent with every state-changing request.
+const ActionHeader = "X-Gemini-Supply"
+
+//go:embed static
+var static embed.FS
+
+// Options configures a Panel.
+type Options struct {
+	// Ingress: accept only the Supervisor's ingress proxy and honour
+	// X-Ingress-Path (the add-on).
+	Ingress bool
+	// Start asks for a run; Stop stops the one going (serve's Server).
+	Start func(ctx context.Context, req runstatus.Request) error
+	Stop  func(ctx context.Context, source string) error
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// Panel holds the live state of the current (or last) run and serves it.
+// It is a serve Subscriber (Consume) and an http.Handler.
+type Panel struct {
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+	page *template.Template
+
+	mu      sync.Mutex
+	state   Snapshot
+	clients map[chan struct{}]struct{}
+}
+
+// Snapshot is the run as the page shows it: the latest state, progress,
+// every item's latest result, and the summary once there is one.
+type Snapshot struct {
+	RunID    string              `json:"run_id,omitempty"`
+	State    runstatus.State     `json:"state,omitempty"`
+	Progress runstatus.Progress  `json:"progress"`
+	Items    []report.ItemResult `json:"items"`
+	Message  string              `json:"message,omitempty"`
+	Summary  *report.Summary     `json:"summary,omitempty"`
+}
+
+// New returns a Panel.
+func New(opts Options) (*Panel, error) {
+	if opts.Start == nil || opts.Stop == nil {
+		return nil, errors.New("panel: Start and Stop are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	page, err := template.ParseFS(static, "static/index.html")
+	if err != nil {
+		return nil, fmt.Errorf("panel: the page template: %w", err)
+	}
+	p := &Panel{opts: opts, log: opts.Logger.With("component", "panel"), page: page,
+		state: Snapshot{Items: []report.ItemResult{}}, clients: map[chan struct{}]struct{}{}}
+	assets, _ := fs.Sub(static, "static")
+	p.mux = http.NewServeMux()
+	p.mux.HandleFunc("GET /{$}", p.serveIndex)
+	p.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
+	p.mux.HandleFunc("GET /events", p.serveEvents)
+	p.mux.HandleFunc("GET /api/state", p.serveState)
+	p.mux.HandleFunc("POST /api/start", p.action(p.start))
+	p.mux.HandleFunc("POST /api/stop", p.action(p.stop))
+	return p, nil
+}
+
+// ServeHTTP serves the panel, behind the ingress check in add-on mode.
+func (p *Panel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.opts.Ingress {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil || host != IngressProxy {
+			p.log.Warn("refused a panel request that did not come through Home Assistant's ingress", "from", r.RemoteAddr)
+			http.Error(w, "The panel is reached through Home Assistant (the add-on's page in the sidebar).", http.StatusForbidden)
+			return
+		}
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'self'")
+	p.mux.ServeHTTP(w, r)
+}
+
+// ingressPath is the base path Home Assistant's ingress proxy sends.
+var ingressPath = regexp.MustCompile(`^/api/hassio_ingress/[A-Za-z0-9_-]+$`)
+
+// base is the page's base path: X-Ingress-Path behind ingress (checked),
+// else the root.
+func (p *Panel) base(r *http.Request) string {
+	if v := r.Header.Get("X-Ingress-Path"); p.opts.Ingress && ingressPath.MatchString(v) {
+		return v + "/"
+	}
+	return "/"
+}
+
+func (p *Panel) serveIndex(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := p.page.Execute(w, map[string]string{"Base": p.base(r)}); err != nil {
+		p.log.Debug("writing the panel page", "err", err)
+	}
+}
+
+func (p *Panel) serveState(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	snap := p.snapshotLocked()
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(snap)
+}
+
+// keepAlive is how often an idle event stream gets a comment, so proxies
+// keep it open and a closed page is noticed.
+const keepAlive = 20 * time.Second
+
+// serveEvents streams the snapshot, then every run event, until the page
+// goes away.
+func (p *Panel) serveEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return
+	}
+	ch := make(chan struct{}, 1) // a nudge: the snapshot changed
+	p.mu.Lock()
+	snap := p.snapshotLocked()
+	p.clients[ch] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.clients, ch)
+		p.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	if err := writeEvent(w, "snapshot", snap); err != nil {
+		return
+	}
+	flusher.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ch:
+			p.mu.Lock()
+			snap := p.snapshotLocked()
+			p.mu.Unlock()
+			if writeEvent(w, "snapshot", snap) != nil {
+				return
+			}
+			flusher.Flush()
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	return err
+}
+
+// Consume follows the run's events (serve's Subscriber) until the bus
+// closes or ctx ends.
+func (p *Panel) Consume(ctx context.Context, sub *runstatus.Subscription) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-sub.C:
+			if !ok {
+				return nil
+			}
+			p.apply(ev)
+		}
+	}
+}
+
+// apply folds an event into the snapshot and nudges the open pages. A
+// page with a nudge pending gets one snapshot for several events: it
+// always sends the whole, latest state.
+func (p *Panel) apply(ev runstatus.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.RunID != "" && ev.RunID != p.state.RunID {
+		p.state = Snapshot{RunID: ev.RunID, Items: []report.ItemResult{}}
+	}
+	if ev.State != "" {
+		p.state.State = ev.State
+	}
+	p.state.Progress = ev.Progress
+	if ev.Message != "" {
+		p.state.Message = ev.Message
+	}
+	if ev.Item != nil {
+		replaced := false
+		for i := range p.state.Items {
+			if p.state.Items[i].ItemID == ev.Item.ItemID {
+				p.state.Items[i], replaced = *ev.Item, true
+			}
+		}
+		if !replaced {
+			p.state.Items = append(p.state.Items, *ev.Item)
+		}
+	}
+	if ev.Summary != nil {
+		p.state.Summary = ev.Summary
+	}
+	for ch := range p.clients {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *Panel) snapshotLocked() Snapshot {
+	s := p.state
+	s.Items = append([]report.ItemResult(nil), p.state.Items...)
+	if s.Items == nil {
+		s.Items = []report.ItemResult{}
+	}
+	return s
+}
+
+// action guards a state-changing request: the panel's own header, and no
+// cross-site request (Sec-Fetch-Site, sent by every current browser).
+func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(ActionHeader) != "1" {
+			http.Error(w, "missing the panel's request header", http.StatusForbidden)
+			return
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+			http.Error(w, "cross-site requests are refused", http.StatusForbidden)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		if err := do(ctx); err != nil {
+			status := http.StatusInternalServerError
+			if errors.Is(err, runstatus.ErrBusy) {
+				status = http.StatusConflict
+			}
+			http.Error(w, err.Error(), status)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (p *Panel) start(ctx context.Context) error {
+	return p.opts.Start(ctx, runstatus.Request{Source: "panel"})
+}
+
+func (p *Panel) stop(ctx context.Context) error {
+	return p.opts.Stop(ctx, "panel")
+}
+
+// Serve listens on addr and serves the panel until ctx ends.
+func (p *Panel) Serve(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("panel: listen on %s: %w", addr, err)
+	}
+	return p.ServeListener(ctx, ln)
+}
+
+// ServeListener serves the panel on ln until ctx ends.
+func (p *Panel) ServeListener(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	p.log.Info("panel listening", "addr", ln.Addr().String(), "ingress", p.opts.Ingress)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("panel: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// Address is where serve serves the panel: the ingress port on all
+// interfaces as the add-on (ingress: only the Supervisor's proxy is let
+// in), else flag's address — a port alone binds the loopback interface —
+// or nowhere when flag is empty.
+func Address(flag string, addon bool) (addr string, ingress bool) {
+	if addon {
+		return fmt.Sprintf(":%d", IngressPort), true
+	}
+	if flag == "" {
+		return "", false
+	}
+	if !strings.Contains(flag, ":") {
+		flag = ":" + flag
+	}
+	if strings.HasPrefix(flag, ":") {
+		flag = "127.0.0.1" + flag
+	}
+	return flag, false
+}
