@@ -85,8 +85,9 @@ type Profile struct {
 }
 
 // ProductPage is how to read a store's product page: CSS selectors, each
-// the first match. An empty Root means the profile has no reader (replay
-// then hands the item to the agent).
+// the first match — so each must point inside the product's own block (a
+// page also lists other products). An empty Root means the profile has no
+// reader (replay then hands the item to the agent).
 type ProductPage struct {
 	// Root is present on a product page and nowhere else; its
 	// ProductIDAttr attribute, when set, carries the store's product id.
@@ -257,16 +258,19 @@ func Metro() Profile {
 		PostalCodeHint: `metro.ca may show a "Delivery or Pickup?" dialog asking for a postal code on the first add to cart.`,
 		// Best effort: read from metro.ca's product pages as seen in 2025;
 		// not verifiable from here, so metro replays through the agent by
-		// default (replay: agent).
+		// default (replay: agent). Every selector is inside the product's
+		// own block, so a recommendation on the same page is never read
+		// or clicked; a page laid out otherwise is simply not read (the
+		// item goes to the agent).
 		Product: ProductPage{
-			Root:          ".product-page, .pdp-wrapper, [data-product-code]",
+			Root:          ".pdp-wrapper",
 			ProductIDAttr: "data-product-code",
-			Name:          ".pi--title, .product-name, h1",
-			Size:          ".pi--weight, .product-weight",
-			Price:         ".price-update, .pi--main-price, .pricing__sale-price",
-			OutOfStock:    ".out-of-stock, .pi--out-of-stock",
-			Add:           "button.addToCartButton, button[data-add-to-cart], .pdp-add-to-cart button",
-			CartCount:     ".cart-count, .header-cart-count",
+			Name:          ".pdp-wrapper .pi--title",
+			Size:          ".pdp-wrapper .pi--weight",
+			Price:         ".pdp-wrapper .pi--main-price",
+			OutOfStock:    ".pdp-wrapper .pi--out-of-stock",
+			Add:           ".pdp-wrapper button.addToCartButton",
+			CartCount:     ".cart-count",
 		},
 	}
 }
