@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
+	"github.com/gemini-supply/gemini-supply/internal/ask"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/mqtt"
@@ -175,8 +176,28 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		}
 		defer closeTelegram()
 	}
+	// The panel: through ingress as the add-on, on --ui elsewhere; it asks
+	// the household's questions too.
+	var questions []ask.Channel
+	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
+		p, err := panel.New(panel.Options{Ingress: ingress, Logger: logger, Stop: stop,
+			Start: func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }})
+		if err != nil {
+			return err
+		}
+		opts.Subscribers = append(opts.Subscribers, p)
+		questions = append(questions, ask.Channel{Name: "the panel", Chooser: p, Confirmer: p})
+		opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error {
+			// Without its panel (the port taken) serve still shops.
+			if err := p.Serve(ctx, addr); err != nil {
+				logger.Error("the panel is unavailable; serving without it", "error", err)
+				<-ctx.Done()
+			}
+			return nil
+		}))
+	}
 	// The phones of ha_notify ask too; the first answer on any channel wins.
-	if err := app.WireQuestions(cfg, ha, &deps, logger); err != nil {
+	if err := app.WireQuestions(cfg, ha, &deps, logger, questions...); err != nil {
 		return err
 	}
 
@@ -191,23 +212,6 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			logger.Warn("closing the run machinery", "error", err)
 		}
 	}()
-	// The panel: through ingress as the add-on, on --ui elsewhere.
-	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
-		p, err := panel.New(panel.Options{Ingress: ingress, Logger: logger, Stop: stop,
-			Start: func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }})
-		if err != nil {
-			return err
-		}
-		opts.Subscribers = append(opts.Subscribers, p)
-		opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error {
-			// Without its panel (the port taken) serve still shops.
-			if err := p.Serve(ctx, addr); err != nil {
-				logger.Error("the panel is unavailable; serving without it", "error", err)
-				<-ctx.Done()
-			}
-			return nil
-		}))
-	}
 	opts.Runner = runner
 	srv, err = serve.New(opts)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestServePanelDrivesARun(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	list := filepath.Join(dir, "list.yaml")
-	if err := os.WriteFile(list, []byte("items:\n  - name: milk\n  - name: dragon fruit\n"), 0o644); err != nil {
+	if err := os.WriteFile(list, []byte("items:\n  - name: milk\n  - name: dragon fruit\n  - name: butter\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]string{
@@ -52,6 +53,16 @@ func TestServePanelDrivesARun(t *testing.T) {
 		}
 		return base != ""
 	})
+	// A page of the panel is open (its event stream): the panel asks.
+	sctx, stopStream := context.WithCancel(ctx)
+	defer stopStream()
+	sreq, _ := http.NewRequestWithContext(sctx, "GET", base+"/events", nil)
+	stream, err := http.DefaultClient.Do(sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	go func() { _, _ = io.Copy(io.Discard, stream.Body) }()
 	req, _ := http.NewRequest("POST", base+"/api/start", nil)
 	req.Header.Set(panel.ActionHeader, "1")
 	resp, err := http.DefaultClient.Do(req)
@@ -61,6 +72,40 @@ func TestServePanelDrivesARun(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("POST /api/start: %d", resp.StatusCode)
+	}
+	state := func() panel.Snapshot {
+		resp, err := http.Get(base + "/api/state")
+		if err != nil {
+			return panel.Snapshot{}
+		}
+		defer resp.Body.Close()
+		var s panel.Snapshot
+		_ = json.NewDecoder(resp.Body).Decode(&s)
+		return s
+	}
+	// Butter is sold out: the agent asks, in the panel; the household
+	// answers "Something else".
+	var q panel.Question
+	testwait.Until(t, "the butter question in the panel", 3*time.Minute, func() bool {
+		s := state()
+		if len(s.Questions) == 1 {
+			q = s.Questions[0]
+		}
+		return q.ID != ""
+	})
+	if q.Kind != "choice" || q.Item != "butter" || len(q.Options) == 0 {
+		t.Fatalf("question %+v", q)
+	}
+	body, _ := json.Marshal(map[string]any{"id": q.ID, "answer": "custom", "text": "greek yogurt"})
+	req, _ = http.NewRequest("POST", base+"/api/answer", strings.NewReader(string(body)))
+	req.Header.Set(panel.ActionHeader, "1")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST /api/answer: %d", resp.StatusCode)
 	}
 	var snap panel.Snapshot
 	testwait.Until(t, "the run to be reviewed", 3*time.Minute, func() bool {
@@ -76,7 +121,8 @@ func TestServePanelDrivesARun(t *testing.T) {
 	for _, it := range snap.Items {
 		outcomes[it.ItemName] = string(it.Outcome)
 	}
-	if outcomes["milk"] != "added" || outcomes["dragon fruit"] != "not_found" || snap.Summary == nil {
+	// "greek yogurt" instead of butter: the agent searched again and added it.
+	if outcomes["milk"] != "added" || outcomes["dragon fruit"] != "not_found" || outcomes["butter"] != "added" || snap.Summary == nil || len(snap.Questions) != 0 {
 		t.Fatalf("the panel's run: %+v (summary %v)\n%s", outcomes, snap.Summary != nil, errb)
 	}
 	cancel()

@@ -46,15 +46,15 @@ func TodoList(ctx context.Context, c *homeassistant.Client, cfg config.Config, l
 }
 
 // WireQuestions sets deps.Resolver and deps.Confirmer to ask on every
-// configured channel at once: the phones of ha_notify (through c, when
-// connected) and Telegram (deps.Resolver/Confirmer as wireTelegram left
-// them). With Telegram alone they stay Telegram's. The first answer wins;
+// configured channel at once: extra (the panel), the phones of ha_notify
+// (through c, when connected) and Telegram (deps.Resolver/Confirmer as
+// wireTelegram left them). With Telegram alone they stay Telegram's. The first answer wins;
 // questions wait cfg.TelegramResponseTimeout on every channel.
-func WireQuestions(cfg config.Config, c *homeassistant.Client, deps *Deps, logger *slog.Logger) error {
+func WireQuestions(cfg config.Config, c *homeassistant.Client, deps *Deps, logger *slog.Logger, extra ...ask.Channel) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	var channels []ask.Channel
+	channels := append([]ask.Channel(nil), extra...)
 	if c != nil && len(cfg.HANotify) > 0 {
 		phone, err := homeassistant.NewPhone(c, homeassistant.PhoneOptions{Services: cfg.HANotify, Logger: logger})
 		if err != nil {
@@ -62,10 +62,10 @@ func WireQuestions(cfg config.Config, c *homeassistant.Client, deps *Deps, logge
 		}
 		channels = append(channels, ask.Channel{Name: "the phone", Chooser: phone, Confirmer: phone})
 	}
+	if len(channels) == len(extra) && len(cfg.HANotify) > 0 {
+		logger.Warn("ha_notify is set but Home Assistant is not connected: questions go to Telegram only, if configured")
+	}
 	if len(channels) == 0 {
-		if len(cfg.HANotify) > 0 {
-			logger.Warn("ha_notify is set but Home Assistant is not connected: questions go to Telegram only, if configured")
-		}
 		return nil
 	}
 	if deps.Resolver != nil || deps.Confirmer != nil {

@@ -1,6 +1,6 @@
 // Package ask puts one question — a product choice or a safety
 // confirmation — to every configured channel at once (Telegram, the Home
-// Assistant companion app on the phone, later the panel) and returns the
+// Assistant companion app on the phone, the panel) and returns the
 // first valid answer. The other channels are then closed with a cause
 // (choice.Closed) that says who answered, so each can edit or clear its
 // message ("answered on the phone"); a channel that cannot deliver is

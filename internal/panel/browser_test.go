@@ -11,6 +11,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
@@ -100,6 +101,72 @@ func TestPageInChromium(t *testing.T) {
 	if s := text("#counts"); !strings.Contains(s, "1 of 2 done") {
 		t.Fatalf("counts %q", s)
 	}
+	// A choice, answered in the page: the option's button, as on Telegram.
+	type result struct {
+		a   choice.Answer
+		err error
+	}
+	got := make(chan result, 1)
+	recv := func() result {
+		t.Helper()
+		select {
+		case r := <-got:
+			return r
+		case <-time.After(60 * time.Second): // bounds a hang only
+			t.Fatal("no answer")
+			return result{}
+		}
+	}
+	go func() {
+		a, err := p.Choose(ctx, choice.Question{ItemName: "butter", Context: "Every butter is out of stock.",
+			Options: []choice.Option{{Name: "Salted Butter 454 g", Price: "$6.99"}, {Name: "Unsalted Butter 454 g", Price: "$6.49"}}})
+		got <- result{a, err}
+	}()
+	if err := page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "2. Unsalted Butter 454 g — $6.49"}).Click(); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(); r.err != nil || r.a.Kind != choice.KindProduct || r.a.Index != 1 {
+		t.Fatalf("the panel's answer: %+v, %v", r.a, r.err)
+	}
+	until("the answered question to leave the page", func() bool {
+		n, _ := page.Locator(".question").Count()
+		return n == 0
+	})
+	// "Something else" with the text box, by keyboard.
+	go func() {
+		a, err := p.Choose(ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "Salted Butter 454 g"}}})
+		got <- result{a, err}
+	}()
+	box := page.GetByRole("textbox", playwright.PageGetByRoleOptions{Name: "Something else: what to look for instead"})
+	if err := box.Fill("margarine"); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.Press("Enter"); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(); r.err != nil || r.a.Kind != choice.KindCustom || r.a.Text != "margarine" {
+		t.Fatalf("something else: %+v, %v", r.a, r.err)
+	}
+	// Another channel answers first: the question leaves the page, which
+	// says where it was answered.
+	qctx, closeQ := context.WithCancelCause(ctx)
+	go func() {
+		a, err := p.Confirm(qctx, "This page asks to accept new terms.", "click_at 500,500")
+		got <- result{choice.Answer{Index: map[bool]int{true: 1}[a]}, err}
+	}()
+	until("the safety check in the page", func() bool {
+		n, _ := page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Allow"}).Count()
+		return n == 1
+	})
+	closeQ(&choice.Closed{By: "Telegram", Line: "✅ Allowed"})
+	if r := recv(); r.err == nil {
+		t.Fatal("a question closed elsewhere returned no error")
+	}
+	until("the note that Telegram answered", func() bool {
+		n, _ := page.Locator(".question").Count()
+		return n == 0 && strings.Contains(text("#message"), "answered on Telegram")
+	})
+
 	// Keyboard: Stop is reachable with Tab and pressed with Enter.
 	if err := page.Locator("#stop").Focus(); err != nil {
 		t.Fatal(err)

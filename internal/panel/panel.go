@@ -65,9 +65,10 @@ type Panel struct {
 	mux  *http.ServeMux
 	page *template.Template
 
-	mu      sync.Mutex
-	state   Snapshot
-	clients map[chan struct{}]struct{}
+	mu        sync.Mutex
+	state     Snapshot
+	questions []*Question // waiting for an answer here (ask.go)
+	clients   map[chan struct{}]struct{}
 }
 
 // Snapshot is the run as the page shows it: the latest state, progress,
@@ -79,6 +80,8 @@ type Snapshot struct {
 	Items    []report.ItemResult `json:"items"`
 	Message  string              `json:"message,omitempty"`
 	Summary  *report.Summary     `json:"summary,omitempty"`
+	// Questions wait for an answer (in the panel or on another channel).
+	Questions []Question `json:"questions"`
 }
 
 // New returns a Panel.
@@ -103,6 +106,7 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("GET /api/state", p.serveState)
 	p.mux.HandleFunc("POST /api/start", p.action(p.start))
 	p.mux.HandleFunc("POST /api/stop", p.action(p.stop))
+	p.mux.HandleFunc("POST /api/answer", p.guard(p.serveAnswer))
 	return p, nil
 }
 
@@ -258,6 +262,11 @@ func (p *Panel) apply(ev runstatus.Event) {
 	if ev.Summary != nil {
 		p.state.Summary = ev.Summary
 	}
+	p.nudgeLocked()
+}
+
+// nudgeLocked tells every open page the snapshot changed.
+func (p *Panel) nudgeLocked() {
 	for ch := range p.clients {
 		select {
 		case ch <- struct{}{}:
@@ -272,12 +281,19 @@ func (p *Panel) snapshotLocked() Snapshot {
 	if s.Items == nil {
 		s.Items = []report.ItemResult{}
 	}
+	s.Questions = make([]Question, 0, len(p.questions))
+	for _, q := range p.questions {
+		c := *q
+		c.answers = nil
+		s.Questions = append(s.Questions, c)
+	}
 	return s
 }
 
-// action guards a state-changing request: the panel's own header, and no
-// cross-site request (Sec-Fetch-Site, sent by every current browser).
-func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
+// guard refuses a state-changing request without the panel's own header,
+// or one the browser marks cross-site (Sec-Fetch-Site, sent by every
+// current browser).
+func (p *Panel) guard(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(ActionHeader) != "1" {
 			http.Error(w, "missing the panel's request header", http.StatusForbidden)
@@ -287,6 +303,13 @@ func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
 			http.Error(w, "cross-site requests are refused", http.StatusForbidden)
 			return
 		}
+		next(w, r)
+	}
+}
+
+// action is a guarded POST that calls do.
+func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
+	return p.guard(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		if err := do(ctx); err != nil {
@@ -298,7 +321,7 @@ func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
-	}
+	})
 }
 
 func (p *Panel) start(ctx context.Context) error {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
 // control records what the panel asked of serve.
@@ -219,5 +222,74 @@ func readSnapshots(r io.Reader, out chan<- Snapshot) {
 		if json.Unmarshal([]byte(data), &s) == nil {
 			out <- s
 		}
+	}
+}
+
+// An answer from the page is checked like a reply on Telegram, and only the
+// first one counts.
+func TestAnswersAreChecked(t *testing.T) {
+	p, _ := newPanel(t, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Nobody has the panel open: it cannot ask, and says so at once.
+	if _, err := p.Choose(ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}}}); !errors.Is(err, ErrNobodyWatching) {
+		t.Fatalf("Choose with no page open: %v, want ErrNobodyWatching", err)
+	}
+	if ok, err := p.Confirm(ctx, "x", "y"); ok || !errors.Is(err, ErrNobodyWatching) {
+		t.Fatalf("Confirm with no page open: %v, %v", ok, err)
+	}
+	// A page is open (as an event stream registers one).
+	p.mu.Lock()
+	p.clients[make(chan struct{}, 1)] = struct{}{}
+	p.mu.Unlock()
+	got := make(chan choice.Answer, 1)
+	go func() {
+		a, _ := p.Choose(ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}, {Name: "B"}}})
+		got <- a
+	}()
+	var id string
+	testwait.Until(t, "the question", 60*time.Second, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.questions) == 1 {
+			id = p.questions[0].ID
+		}
+		return id != ""
+	})
+	post := func(body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/api/answer", strings.NewReader(body))
+		r.Header.Set(ActionHeader, "1")
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		return w
+	}
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		says       string
+	}{
+		{"not JSON", "answer=1", http.StatusBadRequest, "JSON"},
+		{"no such option", `{"id":"` + id + `","answer":"product","index":2}`, http.StatusBadRequest, "Please choose 1–2"},
+		{"a negative option", `{"id":"` + id + `","answer":"product","index":-1}`, http.StatusBadRequest, "Please choose 1–2"},
+		{"empty something else", `{"id":"` + id + `","answer":"custom","text":"  "}`, http.StatusBadRequest, "Say what to look for"},
+		{"too long something else", `{"id":"` + id + `","answer":"custom","text":"` + strings.Repeat("x", choice.MaxCustomRunes+1) + `"}`, http.StatusBadRequest, "Say what to look for"},
+		{"a confirmation's answer", `{"id":"` + id + `","answer":"yes"}`, http.StatusBadRequest, "not an answer"},
+		{"an unknown question", `{"id":"nope","answer":"nothing"}`, http.StatusConflict, "already answered"},
+		{"the answer", `{"id":"` + id + `","answer":"product","index":1}`, http.StatusNoContent, ""},
+	} {
+		if w := post(tc.body); w.Code != tc.code || !strings.Contains(w.Body.String(), tc.says) {
+			t.Errorf("%s: %d %q, want %d %q", tc.name, w.Code, w.Body.String(), tc.code, tc.says)
+		}
+	}
+	select {
+	case a := <-got:
+		if a.Kind != choice.KindProduct || a.Index != 1 {
+			t.Fatalf("answer %+v", a)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Choose did not return the answer")
+	}
+	if w := post(`{"id":"` + id + `","answer":"nothing"}`); w.Code != http.StatusConflict {
+		t.Fatalf("a second answer: %d, want 409", w.Code)
 	}
 }

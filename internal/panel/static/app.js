@@ -18,6 +18,15 @@ function render(s) {
   $('counts').textContent = s.progress.total
     ? `${s.progress.done} of ${s.progress.total} done — ${s.progress.added} added, ${s.progress.not_found} not found, ${s.progress.failed} failed`
     : '';
+  $('message').textContent = s.message || '';
+  // Redraw questions only when they change, so a half-typed answer stays.
+  const qs = s.questions || [];
+  const key = qs.map((q) => q.id).join(',');
+  if (key !== shownQuestions) {
+    shownQuestions = key;
+    $('question-list').replaceChildren(...qs.map(renderQuestion));
+    $('questions').hidden = qs.length === 0;
+  }
   $('start').disabled = busy;
   $('stop').disabled = !busy;
   const list = $('items');
@@ -42,9 +51,54 @@ function render(s) {
   }));
 }
 
-async function act(path) {
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  Object.assign(e, props || {});
+  e.append(...children);
+  return e;
+}
+
+function answer(id, body) {
+  return act('api/answer', JSON.stringify({ id, ...body }));
+}
+
+// renderQuestion draws one waiting question with the same options as on
+// Telegram: the numbered products, Nothing, Something else with a text box;
+// or Allow / Deny for a safety check.
+function renderQuestion(q) {
+  const box = el('div', { className: 'question' });
+  box.dataset.question = q.id;
+  const opts = el('div', { className: 'options' });
+  if (q.kind === 'confirm') {
+    box.append(el('p', { textContent: `Safety check: ${q.explanation}` }), el('p', { className: 'detail', textContent: q.action }));
+    opts.append(
+      el('button', { type: 'button', textContent: 'Allow', onclick: () => answer(q.id, { answer: 'yes' }) }),
+      el('button', { type: 'button', textContent: 'Deny', onclick: () => answer(q.id, { answer: 'no' }) }));
+  } else {
+    box.append(el('p', { textContent: `Which one for “${q.item}”?` }));
+    if (q.context) box.append(el('p', { className: 'detail', textContent: q.context }));
+    (q.options || []).forEach((o, i) => opts.append(el('button', {
+      type: 'button', textContent: `${i + 1}. ${o.name}${o.price ? ' — ' + o.price : ''}`,
+      onclick: () => answer(q.id, { answer: 'product', index: i }),
+    })));
+    opts.append(el('button', { type: 'button', textContent: 'Nothing', onclick: () => answer(q.id, { answer: 'nothing' }) }));
+    const text = el('input', { type: 'text', placeholder: 'Something else…', maxLength: 200 });
+    text.setAttribute('aria-label', 'Something else: what to look for instead');
+    const other = el('button', { type: 'button', textContent: 'Look for this', onclick: () => answer(q.id, { answer: 'custom', text: text.value }) });
+    text.addEventListener('keydown', (e) => { if (e.key === 'Enter') other.click(); });
+    opts.append(text, other);
+  }
+  box.append(opts);
+  return box;
+}
+
+let shownQuestions = '';
+
+async function act(path, body) {
   $('notice').hidden = true;
-  const r = await fetch(path, { method: 'POST', headers: { 'X-Gemini-Supply': '1' } });
+  const headers = { 'X-Gemini-Supply': '1' };
+  if (body) headers['Content-Type'] = 'application/json';
+  const r = await fetch(path, { method: 'POST', headers, body });
   if (!r.ok) {
     $('notice').textContent = (await r.text()) || `${path}: ${r.status}`;
     $('notice').hidden = false;
