@@ -61,7 +61,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	if err := cfg.ValidateFor(config.NeedAll); err != nil {
 		return exitCode(configFailure("demo", s.err, err))
 	}
-	code, first := shopRun(ctx, "demo", cfg, *jsonOut, s)
+	code, first := shopRun(ctx, "demo", cfg, *jsonOut, "", s)
 	if code == 0 && !*once && !*jsonOut && ctx.Err() == nil {
 		// The same list next week: what the first run found is replayed.
 		fmt.Fprintf(s.out, "\nThe same list again, as next week: the second run replays the products the first one found.\n\n")
@@ -70,7 +70,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 			return 1
 		}
 		var second shop.Result
-		if code, second = shopRun(ctx, "demo", cfg, false, s); code == 0 {
+		if code, second = shopRun(ctx, "demo", cfg, false, "", s); code == 0 {
 			fmt.Fprintf(s.out, "\n%s\n", app.ReplayLine(first.Summary, second.Summary))
 		}
 	}

@@ -94,6 +94,8 @@ type shopOptions struct {
 	dryRun bool
 	// json prints the result (the dry-run plan, the run summary) as JSON.
 	json bool
+	// ui is where the panel is served during the run ("": nowhere).
+	ui string
 }
 
 const shopAbout = `Shops every open item of the shopping list: one browser tab and one Gemini
@@ -115,6 +117,7 @@ func parseShopFlags(args []string, stderr io.Writer) (shopOptions, error) {
 	flags := config.BindFlags(fs)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list the items that would be shopped, then exit")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	fs.StringVar(&o.ui, "ui", "", "serve the web panel on `ADDR` while the run lasts (a port alone binds 127.0.0.1)")
 	if err := parseFlags(fs, args, stderr, false); err != nil {
 		return o, err
 	}

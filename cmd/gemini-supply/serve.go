@@ -19,6 +19,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/serve"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
@@ -179,14 +180,17 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	// The panel: through ingress as the add-on, on --ui elsewhere; it asks
 	// the household's questions too.
 	var questions []ask.Channel
+	var runner *app.Runner // built below; the panel's preview reads the list through it
 	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
-		p, err := panel.New(panel.Options{Ingress: ingress, Logger: logger, Stop: stop,
-			Start: func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }})
+		p, err := newPanel(cfg, logger, ingress,
+			func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }, stop,
+			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) })
 		if err != nil {
 			return err
 		}
 		opts.Subscribers = append(opts.Subscribers, p)
 		questions = append(questions, ask.Channel{Name: "the panel", Chooser: p, Confirmer: p})
+		deps.Watcher = app.PanelWatcher(p)
 		opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error {
 			// Without its panel (the port taken) serve still shops.
 			if err := p.Serve(ctx, addr); err != nil {
@@ -201,7 +205,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		return err
 	}
 
-	runner, err := app.NewRunner(cfg, deps)
+	runner, err = app.NewRunner(cfg, deps)
 	if err != nil {
 		return err
 	}

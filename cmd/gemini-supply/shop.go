@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -13,7 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
+	"github.com/gemini-supply/gemini-supply/internal/ask"
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -33,16 +37,17 @@ func runShop(ctx context.Context, args []string, s stdio) int {
 	if o.dryRun {
 		return dryRun(ctx, o, s)
 	}
-	code, _ := shopRun(ctx, "shop", o.cfg, o.json, s)
+	code, _ := shopRun(ctx, "shop", o.cfg, o.json, o.ui, s)
 	return code
 }
 
 // shopRun is `shop` and `demo`: one run through app.Runner, a live line per
 // item (and a progress bar on a terminal), then the summary and the review
-// (or, with jsonOut, the result as JSON on stdout). Exit 0 when the run
+// (or, with jsonOut, the result as JSON on stdout). With ui it serves the
+// panel on that address while the run lasts. Exit 0 when the run
 // finished, whatever the items' outcomes; 1 when it could not run or was
 // stopped.
-func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s stdio) (int, shop.Result) {
+func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, ui string, s stdio) (int, shop.Result) {
 	errW := &syncWriter{w: s.err} // shared by the logger and, with --json, the live lines
 	var live io.Writer = s.out
 	if jsonOut {
@@ -78,7 +83,21 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 	if ha != nil {
 		defer ha.Close()
 	}
-	if err := app.WireQuestions(cfg, ha, &deps, logger); err != nil {
+	// The panel (--ui): the run live, its questions, its Stop.
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	var questions []ask.Channel
+	if addr, _ := panel.Address(ui, false); addr != "" {
+		p, stopPanel, err := shopPanel(ctx, cfg, logger, bus, addr, stopRun, live)
+		if err != nil {
+			fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+			return 1, shop.Result{}
+		}
+		defer stopPanel()
+		questions = append(questions, ask.Channel{Name: "the panel", Chooser: p, Confirmer: p})
+		deps.Watcher = app.PanelWatcher(p)
+	}
+	if err := app.WireQuestions(cfg, ha, &deps, logger, questions...); err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
 		return 1, shop.Result{}
 	}
@@ -118,6 +137,56 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, s
 		return 1, res
 	}
 	return 0, res
+}
+
+// errPanelStop is why a run stopped from shop's panel ended.
+var errPanelStop = errors.New("stopped from the panel")
+
+// shopPanel serves the panel of one shop run on addr until the returned
+// func is called: it follows the run's events, its Stop cancels the run
+// (as SIGTERM does) and its Start says the run is the terminal's. Its
+// address is written to live.
+func shopPanel(ctx context.Context, cfg config.Config, logger *slog.Logger, bus *runstatus.Bus, addr string,
+	stopRun context.CancelCauseFunc, live io.Writer) (*panel.Panel, func(), error) {
+	stopped := false
+	var mu sync.Mutex
+	p, err := newPanel(cfg, logger, false,
+		func(context.Context, runstatus.Request) error {
+			return fmt.Errorf("%w: shop runs once, from the terminal (serve runs the panel's Start)", runstatus.ErrBusy)
+		},
+		func(context.Context, string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if !stopped {
+				logger.Warn("the run was stopped from the panel")
+				stopped = true
+			}
+			stopRun(errPanelStop)
+			return nil
+		}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the panel (--ui): %w", err)
+	}
+	fmt.Fprintf(live, "The panel: http://%s/\n", ln.Addr())
+	// The panel outlives the run's context: it shows the run's last events.
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	sub := bus.Subscribe(1024)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Consume(pctx, sub) })
+	wg.Go(func() {
+		if err := p.ServeListener(pctx, ln); err != nil {
+			logger.Warn("the panel stopped", "err", err)
+		}
+	})
+	return p, func() {
+		sub.Close()
+		cancel()
+		wg.Wait()
+	}, nil
 }
 
 // syncWriter serialises writes to one stream from several goroutines.

@@ -122,6 +122,9 @@ type Config struct {
 	// TraceDir, when set, receives a JSON file and a screenshot per turn and a
 	// result.json at the end. Give each run its own directory.
 	TraceDir string
+	// Observe, when set, sees the run as it happens: the first screen, then
+	// every turn's actions and the screen after them (the panel's live view).
+	Observe Observer
 	// HomeURL is where open_web_browser (on a blank tab) and search go.
 	HomeURL string
 	Logger  *slog.Logger

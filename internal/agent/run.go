@@ -230,6 +230,7 @@ func (r *run) loop(goal string) Result {
 	r.images = append(r.images, imageRef{content: first, part: img})
 	r.repeat.screen = sha256.Sum256(shot)
 	r.trace.start(goal, r.c.URL(), shot)
+	r.observe(TraceTurn{}, shot)
 
 	for {
 		if r.turns >= r.cfg.MaxTurns {
@@ -239,7 +240,7 @@ func (r *run) loop(goal string) Result {
 			return *res
 		}
 		r.prune()
-		tt := traceTurn{Turn: r.turns + 1, Started: time.Now()}
+		tt := TraceTurn{Turn: r.turns + 1, Started: time.Now()}
 		resp, res := r.callModel(&tt)
 		if res != nil {
 			return *res
@@ -273,6 +274,7 @@ func (r *run) loop(goal string) Result {
 		r.history = append(r.history, cand.Content)
 		answer, shot, res := r.execute(calls, &tt)
 		r.trace.turn(tt, shot)
+		r.observe(tt, shot)
 		if r.log.Enabled(r.parent, slog.LevelDebug) {
 			names := make([]string, len(calls))
 			for i, fc := range calls {
@@ -318,7 +320,7 @@ func (r *run) screenshot() ([]byte, *Result) {
 }
 
 // execute runs one model turn's calls in order and builds the answer.
-func (r *run) execute(calls []*genai.FunctionCall, tt *traceTurn) (*genai.Content, []byte, *Result) {
+func (r *run) execute(calls []*genai.FunctionCall, tt *TraceTurn) (*genai.Content, []byte, *Result) {
 	answer := &genai.Content{Role: genai.RoleUser}
 	lastAction := -1
 	var sig strings.Builder
@@ -359,7 +361,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *traceTurn) (*genai.Conten
 				break
 			}
 			if tool.Terminal || out.End {
-				tt.Calls = append(tt.Calls, traceCall{Name: fc.Name, Args: args, Response: out.Response, Millis: time.Since(started).Milliseconds()})
+				tt.Calls = append(tt.Calls, TraceCall{Name: fc.Name, Args: args, Response: out.Response, Millis: time.Since(started).Milliseconds()})
 				return nil, nil, &Result{Tool: fc.Name, Args: args, Payload: out.Payload}
 			}
 			resp = maps.Clone(out.Response) // we add keys; leave the handler's map alone
@@ -392,7 +394,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *traceTurn) (*genai.Conten
 			resp["notices"] = notices
 		}
 		answer.Parts = append(answer.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: resp}})
-		tt.Calls = append(tt.Calls, traceCall{Name: fc.Name, Args: args, Response: resp, Millis: time.Since(started).Milliseconds()})
+		tt.Calls = append(tt.Calls, TraceCall{Name: fc.Name, Args: args, Response: resp, Millis: time.Since(started).Milliseconds()})
 	}
 
 	var shot []byte
@@ -537,9 +539,14 @@ func (r *run) prune() {
 
 // --- model calls -----------------------------------------------------------------
 
-func (r *run) callModel(tt *traceTurn) (*genai.GenerateContentResponse, *Result) {
+func (r *run) callModel(tt *TraceTurn) (*genai.GenerateContentResponse, *Result) {
 	started := time.Now()
-	defer func() { tt.ModelMillis = time.Since(started).Milliseconds() }()
+	before := r.usage
+	defer func() {
+		tt.ModelMillis = time.Since(started).Milliseconds()
+		tt.PromptTokens = r.usage.PromptTokens - before.PromptTokens
+		tt.OutputTokens = r.usage.OutputTokens - before.OutputTokens
+	}()
 	tries := len(r.cfg.Backoff) + 1
 	var lastErr error
 	quotaWaits := 0

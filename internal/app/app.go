@@ -56,6 +56,8 @@ type Deps struct {
 	Notifiers []shop.Notifier
 	// Bus receives every run's events; nil: a private bus.
 	Bus *runstatus.Bus
+	// Watcher sees every agent's turns and screens (the panel); nil: nobody.
+	Watcher shop.Watcher
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// RunAgent replaces agent.Run (tests); nil: agent.Run.
@@ -267,6 +269,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Cart:                 cart,
 		Notifiers:            r.deps.Notifiers,
 		Bus:                  r.deps.Bus,
+		Watcher:              r.deps.Watcher,
 		JournalDir:           journalDir,
 		Source:               source,
 		Logger:               r.base,

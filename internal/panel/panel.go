@@ -13,6 +13,7 @@
 package panel
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -21,15 +22,19 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 // IngressProxy is the address of the Supervisor's ingress proxy: the only
@@ -53,6 +58,13 @@ type Options struct {
 	// Start asks for a run; Stop stops the one going (serve's Server).
 	Start func(ctx context.Context, req runstatus.Request) error
 	Stop  func(ctx context.Context, source string) error
+	// Preview reads the list as a run would shop it (the preview before
+	// Start and Retry); nil: no preview, Start starts at once.
+	Preview func(ctx context.Context, retryTagged bool) (shoppinglist.Plan, error)
+	// History reads past runs; nil: no history.
+	History History
+	// Products lists and forgets remembered products; nil: none.
+	Products Products
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -67,8 +79,11 @@ type Panel struct {
 
 	mu        sync.Mutex
 	state     Snapshot
+	version   uint64      // counts the snapshot's changes
 	questions []*Question // waiting for an answer here (ask.go)
 	clients   map[chan struct{}]struct{}
+	frames    map[string]*liveFrame // the latest screen of each item's tab (live.go)
+	frameSeq  uint64
 }
 
 // Snapshot is the run as the page shows it: the latest state, progress,
@@ -80,8 +95,19 @@ type Snapshot struct {
 	Items    []report.ItemResult `json:"items"`
 	Message  string              `json:"message,omitempty"`
 	Summary  *report.Summary     `json:"summary,omitempty"`
+	// Activity is what each item's agent did last, by item id.
+	Activity map[string]Activity `json:"activity"`
+	// Total is the estimated cart total of the items added so far
+	// ("$12.47"); TotalUnknown counts added items without a known price.
+	Total        string `json:"total,omitempty"`
+	TotalUnknown int    `json:"total_unknown,omitempty"`
 	// Questions wait for an answer (in the panel or on another channel).
 	Questions []Question `json:"questions"`
+}
+
+// emptySnapshot is the state of run id before any event.
+func emptySnapshot(id string) Snapshot {
+	return Snapshot{RunID: id, Items: []report.ItemResult{}, Activity: map[string]Activity{}}
 }
 
 // New returns a Panel.
@@ -97,16 +123,23 @@ func New(opts Options) (*Panel, error) {
 		return nil, fmt.Errorf("panel: the page template: %w", err)
 	}
 	p := &Panel{opts: opts, log: opts.Logger.With("component", "panel"), page: page,
-		state: Snapshot{Items: []report.ItemResult{}}, clients: map[chan struct{}]struct{}{}}
+		state: emptySnapshot(""), clients: map[chan struct{}]struct{}{}, frames: map[string]*liveFrame{}}
 	assets, _ := fs.Sub(static, "static")
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("GET /{$}", p.serveIndex)
 	p.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
 	p.mux.HandleFunc("GET /events", p.serveEvents)
 	p.mux.HandleFunc("GET /api/state", p.serveState)
-	p.mux.HandleFunc("POST /api/start", p.action(p.start))
+	p.mux.HandleFunc("POST /api/start", p.guard(p.serveStart))
 	p.mux.HandleFunc("POST /api/stop", p.action(p.stop))
 	p.mux.HandleFunc("POST /api/answer", p.guard(p.serveAnswer))
+	p.mux.HandleFunc("GET /api/preview", p.servePreview)
+	p.mux.HandleFunc("GET /api/runs", p.serveRuns)
+	p.mux.HandleFunc("GET /api/runs/{id}", p.serveRun)
+	p.mux.HandleFunc("GET /api/runs/{id}/traces/{trace}", p.serveTrace)
+	p.mux.HandleFunc("GET /api/runs/{id}/traces/{trace}/{file}", p.serveTraceImage)
+	p.mux.HandleFunc("GET /api/products", p.serveProducts)
+	p.mux.HandleFunc("POST /api/products/forget", p.guard(p.serveForget))
 	return p, nil
 }
 
@@ -150,9 +183,7 @@ func (p *Panel) serveState(w http.ResponseWriter, _ *http.Request) {
 	p.mu.Lock()
 	snap := p.snapshotLocked()
 	p.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(snap)
+	writeJSON(w, snap)
 }
 
 // keepAlive is how often an idle event stream gets a comment, so proxies
@@ -167,11 +198,12 @@ func (p *Panel) serveEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
 		return
 	}
-	ch := make(chan struct{}, 1) // a nudge: the snapshot changed
+	ch := make(chan struct{}, 1) // a nudge: the snapshot or a frame changed
 	p.mu.Lock()
-	snap := p.snapshotLocked()
+	snap, version := p.snapshotLocked(), p.version
 	p.clients[ch] = struct{}{}
 	p.mu.Unlock()
+	sent := map[string]uint64{} // the frame sent last, by item
 	defer func() {
 		p.mu.Lock()
 		delete(p.clients, ch)
@@ -183,6 +215,9 @@ func (p *Panel) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if err := writeEvent(w, "snapshot", snap); err != nil {
 		return
 	}
+	if p.writeFrames(w, sent) != nil {
+		return
+	}
 	flusher.Flush()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
@@ -192,9 +227,14 @@ func (p *Panel) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-ch:
 			p.mu.Lock()
+			changed := p.version != version
 			snap := p.snapshotLocked()
+			version = p.version
 			p.mu.Unlock()
-			if writeEvent(w, "snapshot", snap) != nil {
+			if changed && writeEvent(w, "snapshot", snap) != nil {
+				return
+			}
+			if p.writeFrames(w, sent) != nil {
 				return
 			}
 			flusher.Flush()
@@ -205,6 +245,27 @@ func (p *Panel) serveEvents(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
+}
+
+// writeFrames sends the frames newer than those in sent (JPEG, converted
+// once for every page) and notes them there.
+func (p *Panel) writeFrames(w http.ResponseWriter, sent map[string]uint64) error {
+	p.mu.Lock()
+	var todo []*liveFrame
+	for id, lf := range p.frames {
+		if lf.seq > sent[id] {
+			todo = append(todo, lf)
+		}
+	}
+	p.mu.Unlock()
+	slices.SortFunc(todo, func(a, b *liveFrame) int { return cmp.Compare(a.seq, b.seq) })
+	for _, lf := range todo {
+		if _, err := fmt.Fprintf(w, "event: frame\ndata: %s\n\n", lf.event()); err != nil {
+			return err
+		}
+		sent[lf.ItemID] = lf.seq
+	}
+	return nil
 }
 
 func writeEvent(w http.ResponseWriter, name string, v any) error {
@@ -239,7 +300,8 @@ func (p *Panel) apply(ev runstatus.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.RunID != "" && ev.RunID != p.state.RunID {
-		p.state = Snapshot{RunID: ev.RunID, Items: []report.ItemResult{}}
+		p.state = emptySnapshot(ev.RunID)
+		clear(p.frames)
 	}
 	if ev.State != "" {
 		p.state.State = ev.State
@@ -258,6 +320,14 @@ func (p *Panel) apply(ev runstatus.Event) {
 		if !replaced {
 			p.state.Items = append(p.state.Items, *ev.Item)
 		}
+		if ev.Item.Outcome != "" {
+			delete(p.frames, ev.Item.ItemID) // its tab is closed
+		}
+		total, unknown := report.Summary{Items: p.state.Items}.EstimatedTotal()
+		p.state.Total, p.state.TotalUnknown = "", unknown
+		if total > 0 {
+			p.state.Total = money.Format(total)
+		}
 	}
 	if ev.Summary != nil {
 		p.state.Summary = ev.Summary
@@ -265,8 +335,9 @@ func (p *Panel) apply(ev runstatus.Event) {
 	p.nudgeLocked()
 }
 
-// nudgeLocked tells every open page the snapshot changed.
+// nudgeLocked notes that the snapshot changed and tells every open page.
 func (p *Panel) nudgeLocked() {
+	p.version++
 	for ch := range p.clients {
 		select {
 		case ch <- struct{}{}:
@@ -281,6 +352,7 @@ func (p *Panel) snapshotLocked() Snapshot {
 	if s.Items == nil {
 		s.Items = []report.ItemResult{}
 	}
+	s.Activity = maps.Clone(p.state.Activity)
 	s.Questions = make([]Question, 0, len(p.questions))
 	for _, q := range p.questions {
 		c := *q
@@ -324,8 +396,21 @@ func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
 	})
 }
 
-func (p *Panel) start(ctx context.Context) error {
-	return p.opts.Start(ctx, runstatus.Request{Source: "panel"})
+// serveStart starts a run: {"retry_tagged": true} (Retry failed) shops
+// the items an earlier run tagged #404 or #failed too. No body: a plain start.
+func (p *Panel) serveStart(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		RetryTagged bool `json:"retry_tagged"`
+	}
+	if r.ContentLength != 0 {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&body); err != nil {
+			http.Error(w, "the request is not {\"retry_tagged\": true|false}", http.StatusBadRequest)
+			return
+		}
+	}
+	p.action(func(ctx context.Context) error {
+		return p.opts.Start(ctx, runstatus.Request{Source: "panel", RetryTagged: body.RetryTagged})
+	})(w, r)
 }
 
 func (p *Panel) stop(ctx context.Context) error {

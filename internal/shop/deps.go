@@ -56,6 +56,13 @@ type Notifier interface {
 	SendSummary(ctx context.Context, s report.Summary) error
 }
 
+// Watcher sees every agent at work as it happens (the panel's live view):
+// the first screen and every turn of every item. Watch is called on the
+// agent's goroutine and must return at once.
+type Watcher interface {
+	Watch(itemID, itemName string, o agent.Observation)
+}
+
 // CartReader reads the store's cart, before and after a run.
 type CartReader interface {
 	ReadCart(ctx context.Context, h Host) (Cart, error)
@@ -133,6 +140,8 @@ type Config struct {
 	Notifiers []Notifier
 	// Bus receives the run's events; nil means none.
 	Bus *runstatus.Bus
+	// Watcher, when set, sees every agent's turns and screens.
+	Watcher Watcher
 	// JournalDir is where the journal is written; "" keeps it in memory.
 	JournalDir string
 	// Source names the trigger ("terminal", "mqtt"…).

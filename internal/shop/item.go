@@ -258,8 +258,13 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 	ts := &toolSet{item: it, att: att, resolver: r.cfg.Resolver, onEnd: it.onReport}
 	cfg := r.agentCfg
 	if cfg.TraceDir != "" {
-		// Each agent run gets its own trace directory.
-		cfg.TraceDir = filepath.Join(cfg.TraceDir, r.id, fmt.Sprintf("%s-%s-%d", it.p.item.ID, slug(it.p.item.Name), it.attempts))
+		// Each agent run gets its own trace directory; the journal names it.
+		a.Trace = filepath.Join(r.id, fmt.Sprintf("%s-%s-%d", it.p.item.ID, slug(it.p.item.Name), it.attempts))
+		cfg.TraceDir = filepath.Join(cfg.TraceDir, a.Trace)
+	}
+	if w := r.cfg.Watcher; w != nil {
+		item := it.p.item
+		cfg.Observe = func(o agent.Observation) { w.Watch(item.ID, item.Name, o) }
 	}
 	res := r.runAgent(ctx, cfg, goal, tab, ts.tools())
 	out.res = res

@@ -44,6 +44,8 @@ type Attempt struct {
 	Error  string       `json:"error,omitempty"`
 	Turns  int          `json:"turns"`
 	Usage  report.Usage `json:"usage"`
+	// Trace is the attempt's trace directory under trace_dir, when tracing is on.
+	Trace string `json:"trace,omitempty"`
 }
 
 // JournalItem is one list item in the journal.

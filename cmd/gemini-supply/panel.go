@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/gemini-supply/gemini-supply/internal/app"
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/panel"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// newPanel builds the web panel of serve and shop --ui: start and stop
+// drive runs, preview reads the list; the history and the product memory
+// come from the configuration's directories.
+func newPanel(cfg config.Config, logger *slog.Logger, ingress bool,
+	start func(context.Context, runstatus.Request) error, stop func(context.Context, string) error,
+	preview func(context.Context, bool) (shoppinglist.Plan, error)) (*panel.Panel, error) {
+	return panel.New(panel.Options{
+		Ingress: ingress, Logger: logger, Start: start, Stop: stop, Preview: preview,
+		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger),
+	})
+}

@@ -1,0 +1,305 @@
+package panel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+)
+
+// ErrNotFound is returned by a History or Products for a run, trace,
+// screenshot or product that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// History is the past runs, from their journals (and traces, when tracing
+// is on). The app reads them from the data and trace directories.
+type History interface {
+	// Runs lists the runs, newest first.
+	Runs(ctx context.Context) ([]RunInfo, error)
+	// Run is one run with its items, attempts and cart review.
+	Run(ctx context.Context, id string) (RunDetail, error)
+	// Trace is one attempt's trace (RunAttempt.Trace).
+	Trace(ctx context.Context, runID, trace string) (Trace, error)
+	// Screenshot is one of a trace's screenshots (Trace's file names).
+	Screenshot(ctx context.Context, runID, trace, name string) ([]byte, error)
+}
+
+// RunInfo is one past run in the list.
+type RunInfo struct {
+	ID         string       `json:"id"`
+	Source     string       `json:"source,omitempty"`
+	State      string       `json:"state"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt *time.Time   `json:"finished_at,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Items      int          `json:"items"`
+	Added      int          `json:"added"`
+	NotFound   int          `json:"not_found"`
+	Failed     int          `json:"failed"`
+	Usage      report.Usage `json:"usage"`
+}
+
+// RunDetail is one past run: its items with their attempts, and the review
+// of the cart.
+type RunDetail struct {
+	RunInfo
+	Store string    `json:"store,omitempty"`
+	Model string    `json:"model,omitempty"`
+	Items []RunItem `json:"items_detail"`
+	// Changes are the cart's changed lines in words; Warnings the
+	// review's warnings.
+	Changes  []string `json:"changes"`
+	Warnings []string `json:"warnings"`
+	CartURL  string   `json:"cart_url,omitempty"`
+}
+
+// RunItem is one list item of a past run.
+type RunItem struct {
+	ID       string             `json:"id"`
+	Name     string             `json:"name"`
+	Quantity int                `json:"quantity"`
+	Status   string             `json:"status"`
+	Result   *report.ItemResult `json:"result,omitempty"`
+	Attempts []RunAttempt       `json:"attempts"`
+}
+
+// RunAttempt is one agent run for an item.
+type RunAttempt struct {
+	Query      string       `json:"query"`
+	StartedAt  time.Time    `json:"started_at"`
+	DurationMS int64        `json:"duration_ms"`
+	Tool       string       `json:"tool,omitempty"`
+	Reason     string       `json:"reason,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Turns      int          `json:"turns"`
+	Usage      report.Usage `json:"usage"`
+	// Trace names the attempt's trace ("" when tracing was off).
+	Trace string `json:"trace,omitempty"`
+}
+
+// Trace is what an agent did for one attempt, turn by turn.
+type Trace struct {
+	Goal string `json:"goal"`
+	URL  string `json:"url,omitempty"`
+	// Screenshot is the first screen's file name.
+	Screenshot string      `json:"screenshot,omitempty"`
+	Turns      []TraceTurn `json:"turns"`
+	// End is how the attempt ended; nil when it never did (killed).
+	End *TraceEnd `json:"end,omitempty"`
+}
+
+// TraceTurn is one turn: the model's time and tokens, what it said, what
+// it did in words, and the screen after it.
+type TraceTurn struct {
+	Turn         int       `json:"turn"`
+	Started      time.Time `json:"started"`
+	ModelMS      int64     `json:"model_ms"`
+	PromptTokens int64     `json:"prompt_tokens"`
+	OutputTokens int64     `json:"output_tokens"`
+	Text         []string  `json:"text,omitempty"`
+	Actions      []string  `json:"actions"`
+	URL          string    `json:"url,omitempty"`
+	Screenshot   string    `json:"screenshot,omitempty"`
+}
+
+// TraceEnd is how an attempt ended, with its model use and cost.
+type TraceEnd struct {
+	Tool       string       `json:"tool,omitempty"`
+	Reason     string       `json:"reason,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Turns      int          `json:"turns"`
+	DurationMS int64        `json:"duration_ms"`
+	Usage      report.Usage `json:"usage"`
+}
+
+// Products is the store's product memory: what each item got last time
+// and the household's pinned choices.
+type Products interface {
+	Products(ctx context.Context) ([]Product, error)
+	// Forget removes the item's product (its key, or any spelling of the
+	// item); ErrNotFound when none is remembered.
+	Forget(ctx context.Context, item string) error
+}
+
+// Product is one remembered product.
+type Product struct {
+	Key      string    `json:"key"`
+	Name     string    `json:"name"`
+	URL      string    `json:"url,omitempty"`
+	Size     string    `json:"size,omitempty"`
+	Price    string    `json:"price,omitempty"`
+	Quantity int       `json:"quantity,omitempty"`
+	LastSeen time.Time `json:"last_seen"`
+	Times    int       `json:"times_chosen,omitempty"`
+	Pinned   bool      `json:"pinned,omitempty"`
+}
+
+// Names in history addresses: run ids, trace names and screenshot files
+// are plain names, never paths.
+var (
+	plainName      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$`)
+	screenshotName = regexp.MustCompile(`^turn-[0-9]{3,6}\.(png|jpe?g)$`)
+)
+
+// previewItem is one line of the preview.
+type previewItem struct {
+	Name     string   `json:"name"`
+	Product  string   `json:"product"`
+	Quantity int      `json:"quantity"`
+	Tags     []string `json:"tags,omitempty"`
+	// Of is the item a duplicate repeats.
+	Of string `json:"of,omitempty"`
+}
+
+// servePreview answers GET /api/preview[?retry=1]: what a run would shop
+// now, and what it would skip.
+func (p *Panel) servePreview(w http.ResponseWriter, r *http.Request) {
+	if p.opts.Preview == nil {
+		http.Error(w, "no preview here", http.StatusNotFound)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	plan, err := p.opts.Preview(ctx, r.URL.Query().Get("retry") == "1")
+	if err != nil {
+		p.log.Warn("reading the list for the preview", "err", err)
+		http.Error(w, "The list cannot be read: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	conv := func(items []shoppinglist.Item) []previewItem {
+		out := make([]previewItem, 0, len(items))
+		for _, it := range items {
+			out = append(out, previewItem{Name: it.Name, Product: it.Product, Quantity: it.Quantity, Tags: it.Tags})
+		}
+		return out
+	}
+	dups := make([]previewItem, 0, len(plan.Duplicates))
+	for _, d := range plan.Duplicates {
+		dups = append(dups, previewItem{Name: d.Item.Name, Product: d.Item.Product, Quantity: d.Item.Quantity, Of: d.Of.Name})
+	}
+	writeJSON(w, map[string]any{
+		"to_shop": conv(plan.ToShop), "tagged": conv(plan.Tagged), "duplicates": dups,
+		"unnamed": conv(plan.Unnamed), "completed": plan.Completed,
+	})
+}
+
+func (p *Panel) serveRuns(w http.ResponseWriter, r *http.Request) {
+	if p.opts.History == nil {
+		writeJSON(w, []RunInfo{})
+		return
+	}
+	runs, err := p.opts.History.Runs(r.Context())
+	if p.failed(w, "the runs", err) {
+		return
+	}
+	if runs == nil {
+		runs = []RunInfo{}
+	}
+	writeJSON(w, runs)
+}
+
+func (p *Panel) serveRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if p.opts.History == nil || !plainName.MatchString(id) {
+		http.NotFound(w, r)
+		return
+	}
+	run, err := p.opts.History.Run(r.Context(), id)
+	if p.failed(w, "run "+id, err) {
+		return
+	}
+	writeJSON(w, run)
+}
+
+func (p *Panel) serveTrace(w http.ResponseWriter, r *http.Request) {
+	id, trace := r.PathValue("id"), r.PathValue("trace")
+	if p.opts.History == nil || !plainName.MatchString(id) || !plainName.MatchString(trace) {
+		http.NotFound(w, r)
+		return
+	}
+	tr, err := p.opts.History.Trace(r.Context(), id, trace)
+	if p.failed(w, "trace "+trace, err) {
+		return
+	}
+	writeJSON(w, tr)
+}
+
+func (p *Panel) serveTraceImage(w http.ResponseWriter, r *http.Request) {
+	id, trace, file := r.PathValue("id"), r.PathValue("trace"), r.PathValue("file")
+	if p.opts.History == nil || !plainName.MatchString(id) || !plainName.MatchString(trace) || !screenshotName.MatchString(file) {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := p.opts.History.Screenshot(r.Context(), id, trace, file)
+	if p.failed(w, "screenshot "+file, err) {
+		return
+	}
+	ct := http.DetectContentType(b)
+	if ct != "image/png" && ct != "image/jpeg" {
+		http.Error(w, "not a screenshot", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "private, max-age=86400") // a trace never changes
+	_, _ = w.Write(b)
+}
+
+func (p *Panel) serveProducts(w http.ResponseWriter, r *http.Request) {
+	if p.opts.Products == nil {
+		writeJSON(w, []Product{})
+		return
+	}
+	list, err := p.opts.Products.Products(r.Context())
+	if p.failed(w, "the remembered products", err) {
+		return
+	}
+	if list == nil {
+		list = []Product{}
+	}
+	writeJSON(w, list)
+}
+
+// serveForget answers POST /api/products/forget {"key": "..."}.
+func (p *Panel) serveForget(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Key string `json:"key"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&body); err != nil || body.Key == "" {
+		http.Error(w, `the request is not {"key": "..."}`, http.StatusBadRequest)
+		return
+	}
+	if p.opts.Products == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if p.failed(w, "forgetting "+body.Key, p.opts.Products.Forget(r.Context(), body.Key)) {
+		return
+	}
+	p.log.Info("a remembered product was forgotten in the panel", "key", body.Key)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// failed answers an error: 404 for ErrNotFound, else 500 (logged).
+func (p *Panel) failed(w http.ResponseWriter, what string, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, ErrNotFound):
+		http.Error(w, what+": not found", http.StatusNotFound)
+	default:
+		p.log.Warn("the panel cannot read "+what, "err", err)
+		http.Error(w, "cannot read "+what+": "+err.Error(), http.StatusInternalServerError)
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}

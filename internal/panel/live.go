@@ -1,0 +1,148 @@
+package panel
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/jpeg"
+	_ "image/png" // screenshots arrive as PNG
+	"sync"
+)
+
+// Frame is one screen of a tab an agent is shopping in: the screenshot the
+// agent just took and what it did before it.
+type Frame struct {
+	ItemID string
+	Item   string
+	// Turn is the agent's turn (0: the first screen).
+	Turn int
+	// Action is the turn's actions in words; URL the tab's address.
+	Action string
+	URL    string
+	// Image is the screenshot, PNG or JPEG. The panel keeps it: the caller
+	// must not change it afterwards.
+	Image []byte
+}
+
+// Activity is what an item's agent did last, shown on its card.
+type Activity struct {
+	Turn   int    `json:"turn"`
+	Action string `json:"action,omitempty"`
+	URL    string `json:"url,omitempty"`
+}
+
+// liveFrame is the latest frame of one tab. It is converted to the page's
+// JPEG once, by the first event stream that sends it, and only if one does:
+// with no page open a frame costs nothing but its bytes.
+type liveFrame struct {
+	Frame
+	seq  uint64
+	once sync.Once
+	data string // the "frame" event's JSON
+}
+
+// frameWidth is the largest width of a frame on the page; wider
+// screenshots are scaled down (by a whole factor, averaging).
+const frameWidth = 720
+
+// jpegQuality is the frames' JPEG quality: text stays readable.
+const jpegQuality = 70
+
+// Show puts a tab's latest screen on the page (shop's Watcher, through its
+// adapter). It returns at once; the conversion to JPEG happens on the way
+// to a page.
+func (p *Panel) Show(f Frame) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f.ItemID == "" {
+		return
+	}
+	p.frameSeq++
+	p.frames[f.ItemID] = &liveFrame{Frame: f, seq: p.frameSeq}
+	p.state.Activity[f.ItemID] = Activity{Turn: f.Turn, Action: f.Action, URL: f.URL}
+	p.nudgeLocked()
+}
+
+// event is the frame as the page gets it: the "frame" event's data.
+func (lf *liveFrame) event() string {
+	lf.once.Do(func() {
+		img, err := toJPEG(lf.Image)
+		v := map[string]any{"item_id": lf.ItemID, "item": lf.Item, "turn": lf.Turn, "action": lf.Action, "url": lf.URL}
+		if err == nil {
+			v["image"] = "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(img)
+		}
+		b, _ := json.Marshal(v)
+		lf.data = string(b)
+	})
+	return lf.data
+}
+
+// toJPEG scales a screenshot down to at most frameWidth and encodes it as
+// JPEG.
+func toJPEG(b []byte) ([]byte, error) {
+	src, _, err := image.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("panel: decode a screenshot: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, shrink(src, frameWidth), &jpeg.Options{Quality: jpegQuality}); err != nil {
+		return nil, fmt.Errorf("panel: encode a frame: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// shrink scales img down by the smallest whole factor that makes it at most
+// maxWidth wide, averaging each factor×factor block.
+func shrink(img image.Image, maxWidth int) image.Image {
+	b := img.Bounds()
+	f := (b.Dx() + maxWidth - 1) / maxWidth
+	if f <= 1 {
+		return img
+	}
+	w, h := b.Dx()/f, b.Dy()/f
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	pix, stride, fast := rgbaPix(img)
+	n := uint32(f * f)
+	for y := range h {
+		for x := range w {
+			var r, g, bl uint32
+			for dy := range f {
+				for dx := range f {
+					sx, sy := x*f+dx, y*f+dy
+					if fast {
+						o := sy*stride + sx*4
+						r += uint32(pix[o])
+						g += uint32(pix[o+1])
+						bl += uint32(pix[o+2])
+						continue
+					}
+					cr, cg, cb, _ := img.At(b.Min.X+sx, b.Min.Y+sy).RGBA()
+					r += cr >> 8
+					g += cg >> 8
+					bl += cb >> 8
+				}
+			}
+			o := y*dst.Stride + x*4
+			dst.Pix[o], dst.Pix[o+1], dst.Pix[o+2], dst.Pix[o+3] = uint8(r/n), uint8(g/n), uint8(bl/n), 0xff
+		}
+	}
+	return dst
+}
+
+// rgbaPix gives direct access to the pixels of the PNG decoder's usual
+// results (screenshots are opaque, so NRGBA reads as RGBA), origin at 0,0.
+func rgbaPix(img image.Image) (pix []uint8, stride int, ok bool) {
+	switch m := img.(type) {
+	case *image.RGBA:
+		if m.Rect.Min == (image.Point{}) {
+			return m.Pix, m.Stride, true
+		}
+	case *image.NRGBA:
+		if m.Rect.Min == (image.Point{}) {
+			return m.Pix, m.Stride, true
+		}
+	}
+	return nil, 0, false
+}
