@@ -8,7 +8,7 @@ VERSION := $(shell sed -n 's/^## \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md | head 
 LDFLAGS := -X main.version=$(VERSION)
 SETUP := eval "$$(bash scripts/setup.sh)"
 
-.PHONY: all build demo test bench lint setup clean
+.PHONY: all build demo test bench lint setup clean panel-screenshots
 
 all: build
 
@@ -35,6 +35,11 @@ test: lint
 ## bench: benchmarks (speed and memory are shown here, never asserted in tests)
 bench:
 	@$(SETUP); $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+
+## panel-screenshots: the panel's screenshots in DOCS.md, from a real run of the demo store
+panel-screenshots:
+	@mkdir -p docs/images
+	@$(SETUP); GEMINI_SUPPLY_PANEL_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestPanelInChromiumDuringServe$$' ./cmd/gemini-supply
 
 clean:
 	rm -rf bin

@@ -3,24 +3,39 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/playwright-community/playwright-go"
+	"go.yaml.in/yaml/v3"
+
 	"github.com/gemini-supply/gemini-supply/internal/panel"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
-// TestServePanelDrivesARun: `serve --ui` serves the panel; its Start runs
-// the YAML list in the demo store with the scripted model, its state ends
-// review_ready with the items' results, and serve stops cleanly after.
-func TestServePanelDrivesARun(t *testing.T) {
+// screenshotsEnv names a directory: when set, TestPanelInChromiumDuringServe
+// saves the panel's screenshots there (make panel-screenshots, for DOCS.md).
+const screenshotsEnv = "GEMINI_SUPPLY_PANEL_SCREENSHOTS"
+
+// TestPanelInChromiumDuringServe drives the panel in real Chromium during
+// `serve --ui` runs of the demo store with the scripted model: Start shows
+// the list's preview first; the live view shows the agents' tabs as their
+// pages change; the sold-out butter is asked in the panel and answered
+// there ("Something else"), the agent resumes and the list ends as
+// answered; the history shows the finished run with its trace
+// (screenshots, actions, tokens); a remembered product is forgotten; Retry
+// failed previews the tagged items and starts a run, whose Stop (while a
+// question waits) ends it cleanly with the list unchanged, and serve goes on.
+func TestPanelInChromiumDuringServe(t *testing.T) {
 	exe := os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE")
 	if exe == "" || os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
 		t.Fatal("the browser environment is not set: run make test, or eval \"$(bash scripts/setup.sh)\" first")
@@ -34,6 +49,7 @@ func TestServePanelDrivesARun(t *testing.T) {
 	for k, v := range map[string]string{
 		"GEMINI_SUPPLY_STORE": "demo", "GEMINI_SUPPLY_GEMINI_MODEL": "scripted", "GEMINI_SUPPLY_SHOPPING_LIST": list,
 		"GEMINI_SUPPLY_DATA_DIR": filepath.Join(dir, "data"), "GEMINI_SUPPLY_BROWSER_PROFILE_DIR": filepath.Join(dir, "profile"),
+		"GEMINI_SUPPLY_TRACE_DIR": filepath.Join(dir, "traces"), "GEMINI_SUPPLY_CONCURRENCY": "2",
 		"GEMINI_SUPPLY_HOME_ASSISTANT_URL": "", "GEMINI_SUPPLY_HOME_ASSISTANT_TOKEN": "", "GEMINI_SUPPLY_MQTT_BROKER": "",
 	} {
 		t.Setenv(k, v)
@@ -49,89 +65,281 @@ func TestServePanelDrivesARun(t *testing.T) {
 	var base string
 	testwait.Until(t, "the panel to listen", 90*time.Second, func() bool {
 		if m := addr.FindStringSubmatch(errb.String()); m != nil {
-			base = "http://" + m[1]
+			base = "http://" + m[1] + "/"
 		}
 		return base != ""
 	})
-	// A page of the panel is open (its event stream): the panel asks.
-	sctx, stopStream := context.WithCancel(ctx)
-	defer stopStream()
-	sreq, _ := http.NewRequestWithContext(sctx, "GET", base+"/events", nil)
-	stream, err := http.DefaultClient.Do(sreq)
+	logs := func() string { return errb.String() }
+
+	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true})
+	if err != nil {
+		t.Fatalf("starting the Playwright driver: %v", err)
+	}
+	defer func() { _ = pw.Stop() }()
+	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{ExecutablePath: playwright.String(exe), Headless: playwright.Bool(true), Timeout: playwright.Float(60000)})
+	if err != nil {
+		t.Fatalf("launching Chromium: %v", err)
+	}
+	defer func() { _ = browser.Close() }()
+	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 900, Height: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stream.Body.Close()
-	go func() { _, _ = io.Copy(io.Discard, stream.Body) }()
-	req, _ := http.NewRequest("POST", base+"/api/start", nil)
-	req.Header.Set(panel.ActionHeader, "1")
-	resp, err := http.DefaultClient.Do(req)
+	page.SetDefaultTimeout(60000)
+	if _, err := page.Goto(base); err != nil {
+		t.Fatal(err)
+	}
+	p := pageHelper{t: t, page: page, logs: logs}
+	p.until("the page to load its script and stream", func() bool { return p.text("#state") == "No run yet." })
+	// Every screen the live view shows, by item: its turn and a fingerprint
+	// of the image, recorded in the page as the frames arrive.
+	if _, err := page.Evaluate(`() => {
+		window.seen = [];
+		new MutationObserver(() => {
+			for (const f of document.querySelectorAll('#tab-list figure')) {
+				const src = f.querySelector('img').src;
+				window.seen.push({item: f.dataset.item, turn: Number(f.dataset.turn), jpeg: src.startsWith('data:image/jpeg;base64,'), tail: src.slice(-64)});
+			}
+		}).observe(document.getElementById('tab-list'), {childList: true, subtree: true});
+	}`); err != nil {
+		t.Fatal(err)
+	}
+
+	// Start: the preview of the list first, then the run.
+	p.click("#start")
+	p.until("the preview", func() bool { return p.visible("#preview") })
+	for _, item := range []string{"milk", "dragon fruit", "butter"} {
+		if s := p.text("#preview-list"); !strings.Contains(s, item) {
+			t.Fatalf("the preview %q does not list %s", s, item)
+		}
+	}
+	p.click("#preview-go")
+
+	// Butter is sold out: the agent asks, in the panel.
+	question := page.Locator(".question")
+	p.until("the butter question in the panel", func() bool { return strings.Contains(p.text("#question-list"), "butter") })
+	p.until("the butter tab in the live view", func() bool { return p.count(`#tab-list figure[data-item="butter"] img`) == 1 })
+	p.screenshot("panel-live.png")
+	box := page.GetByRole("textbox", playwright.PageGetByRoleOptions{Name: "Something else: what to look for instead"})
+	if err := box.Fill("greek yogurt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Look for this"}).Click(); err != nil {
+		t.Fatal(err)
+	}
+	p.until("the question to leave the panel", func() bool { n, _ := question.Count(); return n == 0 })
+	p.until("the run to be reviewed", func() bool { return strings.Contains(p.text("#state"), "review ready") })
+	for item, outcome := range map[string]string{"milk": "added", "dragon fruit": "not_found", "butter": "added"} {
+		if n := p.count(fmt.Sprintf(`#items li[data-item=%q][data-outcome=%q]`, item, outcome)); n != 1 {
+			t.Fatalf("%s is not %s on the page: %q\n%s", item, outcome, p.text("#items"), logs())
+		}
+	}
+	if s := p.text("#total"); !strings.Contains(s, "$") {
+		t.Fatalf("no estimated total: %q", s)
+	}
+	// The live view showed the demo store's pages as they changed: JPEG
+	// frames, one tab at several turns with different screens.
+	var seen []struct {
+		Item string `json:"item"`
+		Turn int    `json:"turn"`
+		JPEG bool   `json:"jpeg"`
+		Tail string `json:"tail"`
+	}
+	v, err := page.Evaluate(`() => window.seen`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("POST /api/start: %d", resp.StatusCode)
+	b, _ := json.Marshal(v)
+	if err := json.Unmarshal(b, &seen); err != nil {
+		t.Fatal(err)
 	}
-	state := func() panel.Snapshot {
-		resp, err := http.Get(base + "/api/state")
-		if err != nil {
-			return panel.Snapshot{}
+	turns, screens := map[string]map[int]bool{}, map[string]map[string]bool{}
+	for _, s := range seen {
+		if !s.JPEG {
+			t.Fatalf("a frame is not a JPEG: %+v", s)
 		}
-		defer resp.Body.Close()
-		var s panel.Snapshot
-		_ = json.NewDecoder(resp.Body).Decode(&s)
-		return s
+		if turns[s.Item] == nil {
+			turns[s.Item], screens[s.Item] = map[int]bool{}, map[string]bool{}
+		}
+		turns[s.Item][s.Turn], screens[s.Item][s.Tail] = true, true
 	}
-	// Butter is sold out: the agent asks, in the panel; the household
-	// answers "Something else".
-	var q panel.Question
-	testwait.Until(t, "the butter question in the panel", 3*time.Minute, func() bool {
-		s := state()
-		if len(s.Questions) == 1 {
-			q = s.Questions[0]
-		}
-		return q.ID != ""
+	if len(turns["butter"]) < 2 || len(screens["butter"]) < 2 {
+		t.Fatalf("the live view did not follow butter's tab through its turns: %d turns, %d screens (all: %v)", len(turns["butter"]), len(screens["butter"]), turns)
+	}
+	// The list ends as answered: butter's place taken by the yogurt.
+	items := readList(t, list)
+	if it := items["butter"]; it.Status != shoppinglist.StatusCompleted {
+		t.Fatalf("butter on the list: %+v", it)
+	}
+	if it := items["dragon fruit"]; it.Status != shoppinglist.StatusNeedsAction || !slices.Contains(it.Tags, "#404") {
+		t.Fatalf("dragon fruit on the list: %+v", it)
+	}
+
+	// History: the finished run, butter's items and its trace.
+	p.click("#tab-history")
+	p.until("the run in the history", func() bool { return p.count("#runs li[data-run] button") == 1 })
+	p.click("#runs li[data-run] button")
+	butter := page.Locator(`#run-body li[data-item="butter"]`)
+	p.until("butter in the run", func() bool { n, _ := butter.Count(); return n == 1 })
+	if s := p.text(`#run-body li[data-item="butter"]`); !strings.Contains(s, "Yogurt") || !strings.Contains(s, "Attempt 2") {
+		t.Fatalf("butter in the history: %q", s)
+	}
+	if s := p.text("#run-body"); !strings.Contains(s, "→") {
+		t.Fatalf("no cart review in the history: %q", s)
+	}
+	if err := butter.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Show the trace"}).Last().Click(); err != nil {
+		t.Fatal(err)
+	}
+	p.until("the trace's screenshots", func() bool {
+		n, err := page.Evaluate(`() => [...document.querySelectorAll('#trace-body img')].filter(i => i.complete && i.naturalWidth > 0).length`)
+		return err == nil && n.(int) >= 2
 	})
-	if q.Kind != "choice" || q.Item != "butter" || len(q.Options) == 0 {
-		t.Fatalf("question %+v", q)
+	trace := p.text("#trace-body")
+	for _, want := range []string{"Turn 1: went to", "clicked at", "model", "tokens", "Ended by report_item_added"} {
+		if !strings.Contains(trace, want) {
+			t.Fatalf("the trace does not say %q:\n%s", want, trace)
+		}
 	}
-	body, _ := json.Marshal(map[string]any{"id": q.ID, "answer": "custom", "text": "greek yogurt"})
-	req, _ = http.NewRequest("POST", base+"/api/answer", strings.NewReader(string(body)))
-	req.Header.Set(panel.ActionHeader, "1")
-	resp, err = http.DefaultClient.Do(req)
+	p.screenshot("panel-history.png")
+
+	// Remembered products: listed, and one forgotten.
+	p.click("#tab-products")
+	p.until("milk among the remembered products", func() bool { return p.count(`#products li[data-product="milk"]`) == 1 })
+	p.screenshot("panel-products.png")
+	p.click(`#products li[data-product="milk"] button`)
+	p.until("milk to be forgotten", func() bool { return p.count(`#products li[data-product="milk"]`) == 0 })
+	if n := p.count(`#products li[data-product="butter"]`); n != 1 {
+		t.Fatalf("forgetting milk forgot butter too: %q", p.text("#products"))
+	}
+
+	// Retry failed, with a new sold-out item on the list; Stop while the
+	// panel asks about it.
+	addToList(t, list, "unsalted butter")
+	p.click("#tab-live")
+	p.click("#retry")
+	p.until("the retry preview", func() bool { return p.visible("#preview") })
+	if s := p.text("#preview-list"); !strings.Contains(s, "dragon fruit") || !strings.Contains(s, "unsalted butter") || strings.Contains(s, "milk") {
+		t.Fatalf("the retry preview: %q", s)
+	}
+	p.click("#preview-go")
+	p.until("the unsalted butter question", func() bool { return strings.Contains(p.text("#question-list"), "unsalted butter") })
+	p.click("#stop")
+	p.until("the stopped run", func() bool { return strings.Contains(p.text("#state"), "cancelled") })
+	p.until("the question to leave the panel", func() bool { n, _ := question.Count(); return n == 0 })
+	if it := readList(t, list)["unsalted butter"]; it.Status != shoppinglist.StatusNeedsAction || len(it.Tags) != 0 {
+		t.Fatalf("the stopped item changed on the list: %+v", it)
+	}
+	// serve goes on after a Stop: the panel still answers, and a start is possible.
+	resp, err := http.Get(base + "api/state")
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("POST /api/answer: %d", resp.StatusCode)
 	}
 	var snap panel.Snapshot
-	testwait.Until(t, "the run to be reviewed", 3*time.Minute, func() bool {
-		resp, err := http.Get(base + "/api/state")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		snap = panel.Snapshot{}
-		return json.NewDecoder(resp.Body).Decode(&snap) == nil && snap.State == "review_ready"
-	})
-	outcomes := map[string]string{}
-	for _, it := range snap.Items {
-		outcomes[it.ItemName] = string(it.Outcome)
+	_ = json.NewDecoder(resp.Body).Decode(&snap)
+	resp.Body.Close()
+	if snap.State != "cancelled" {
+		t.Fatalf("state after Stop: %q", snap.State)
 	}
-	// "greek yogurt" instead of butter: the agent searched again and added it.
-	if outcomes["milk"] != "added" || outcomes["dragon fruit"] != "not_found" || outcomes["butter"] != "added" || snap.Summary == nil || len(snap.Questions) != 0 {
-		t.Fatalf("the panel's run: %+v (summary %v)\n%s", outcomes, snap.Summary != nil, errb)
+	if dis, _ := page.Locator("#start").IsDisabled(); dis {
+		t.Fatal("Start stays disabled after the stopped run")
 	}
 	cancel()
 	select {
 	case code := <-done:
 		if code != 0 {
-			t.Fatalf("serve exited %d:\n%s", code, errb)
+			t.Fatalf("serve exited %d:\n%s", code, logs())
 		}
 	case <-time.After(90 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// pageHelper is the few things the panel tests do with a page.
+type pageHelper struct {
+	t    *testing.T
+	page playwright.Page
+	logs func() string
+}
+
+func (p pageHelper) text(sel string) string {
+	p.t.Helper()
+	s, err := p.page.Locator(sel).First().TextContent()
+	if err != nil {
+		p.t.Fatalf("%s: %v", sel, err)
+	}
+	return s
+}
+
+func (p pageHelper) count(sel string) int {
+	n, _ := p.page.Locator(sel).Count()
+	return n
+}
+
+func (p pageHelper) visible(sel string) bool {
+	v, _ := p.page.Locator(sel).IsVisible()
+	return v
+}
+
+func (p pageHelper) click(sel string) {
+	p.t.Helper()
+	if err := p.page.Locator(sel).First().Click(); err != nil {
+		p.t.Fatalf("click %s: %v", sel, err)
+	}
+}
+
+// until waits for cond, bounded generously (a shared, loaded machine).
+func (p pageHelper) until(what string, cond func() bool) {
+	p.t.Helper()
+	testwait.Until(p.t, what, 3*time.Minute, cond, p.logs)
+}
+
+// screenshot saves the page for DOCS.md when screenshotsEnv names a
+// directory (make panel-screenshots).
+func (p pageHelper) screenshot(name string) {
+	p.t.Helper()
+	dir := os.Getenv(screenshotsEnv)
+	if dir == "" {
+		return
+	}
+	if _, err := p.page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(dir, name)), FullPage: playwright.Bool(true)}); err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+}
+
+// readList reads the YAML list by item name.
+func readList(t *testing.T, path string) map[string]shoppinglist.Item {
+	t.Helper()
+	l, err := shoppinglist.OpenYAML(path, shoppinglist.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := l.Items(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]shoppinglist.Item{}
+	for _, it := range items {
+		out[it.Name] = it
+	}
+	return out
+}
+
+// addToList adds an item to the YAML list, as a person editing it would.
+func addToList(t *testing.T, path, name string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["items"] = append(doc["items"].([]any), map[string]any{"name": name})
+	if b, err = yaml.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

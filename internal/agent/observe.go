@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Observation is one moment of a run as a person watching it sees it: the
@@ -42,7 +43,7 @@ func Describe(name string, args map[string]any) string {
 	}
 	str := func(k string) string {
 		s, _ := args[k].(string)
-		return truncate(s, 80)
+		return shorten(s, 80)
 	}
 	switch name {
 	case "open_web_browser":
@@ -79,7 +80,7 @@ func Describe(name string, args map[string]any) string {
 			for _, k := range l {
 				parts = append(parts, fmt.Sprint(k))
 			}
-			keys = truncate(strings.Join(parts, "+"), 80)
+			keys = shorten(strings.Join(parts, "+"), 80)
 		}
 		return "pressed " + keys
 	case "scroll_document", "scroll_at", "scroll":
@@ -103,6 +104,14 @@ func Describe(name string, args map[string]any) string {
 		return "looked at the screen"
 	}
 	return strings.ReplaceAll(name, "_", " ")
+}
+
+// shorten cuts s to at most n runes, marking the cut.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // observe tells the Observer, if any, about the turn just done.

@@ -108,7 +108,7 @@ function renderTabs() {
     const cap = el('figcaption', {},
       el('span', { className: 'name', textContent: f.item }),
       el('span', { className: 'detail', textContent: ` — turn ${f.turn}: ${f.action || ''}` }),
-      f.url ? el('div', { className: 'detail url', textContent: f.url }) : null);
+      f.url && !(f.action || '').includes(f.url) ? el('div', { className: 'detail url', textContent: f.url }) : null);
     const fig = el('figure', {}, img, cap);
     fig.dataset.item = f.item;
     fig.dataset.turn = f.turn;
@@ -332,7 +332,7 @@ async function loadProducts() {
     forget.addEventListener('click', async () => {
       if (await act('api/products/forget', JSON.stringify({ key: p.key }))) loadProducts();
     });
-    const li = el('li', {}, el('div', { className: 'name', textContent: `${p.pinned ? '⭐ ' : ''}${p.key}` }),
+    const li = el('li', {}, el('div', { className: 'name', textContent: `${p.pinned ? '★ ' : ''}${p.key}` }),
       el('div', { className: 'detail', textContent: [p.name, p.size, p.price, p.times_chosen ? `chosen ${p.times_chosen}×` : '', `last ${fmtTime(p.last_seen)}`].filter(Boolean).join(' · ') }),
       forget);
     li.dataset.product = p.key;
