@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -341,5 +342,80 @@ func addToList(t *testing.T, path, name string) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestShopUIServesThePanelOfItsRun: `shop --ui` serves the panel while its
+// one run lasts: the run's questions are asked there, its Start says the
+// run is the terminal's, and its Stop stops the run as SIGTERM would (exit
+// 1, the asked item left as it was on the list).
+func TestShopUIServesThePanelOfItsRun(t *testing.T) {
+	env := browserEnv(t)
+	home := isolateConfig(t, env)
+	list := filepath.Join(home, "list.yaml")
+	if err := os.WriteFile(list, []byte("items:\n  - name: butter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errb := &syncbuf.Buffer{}, &syncbuf.Buffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // bounds a hang only
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"shop", "--store", "demo", "--model", "scripted", "--shopping-list", list,
+			"--data-dir", filepath.Join(home, "data"), "--ui", "127.0.0.1:0"}, stdio{in: strings.NewReader(""), out: out, err: errb})
+	}()
+	addr := regexp.MustCompile(`The panel: (http://127\.0\.0\.1:\d+/)`)
+	var base string
+	logs := func() string { return out.String() + errb.String() }
+	testwait.Until(t, "the panel's address", 90*time.Second, func() bool {
+		if m := addr.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	}, logs)
+	// A page is open: the panel asks.
+	sreq, _ := http.NewRequestWithContext(ctx, "GET", base+"events", nil)
+	stream, err := http.DefaultClient.Do(sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	go func() { _, _ = io.Copy(io.Discard, stream.Body) }()
+	post := func(path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, nil)
+		req.Header.Set(panel.ActionHeader, "1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	testwait.Until(t, "the butter question in the panel", 3*time.Minute, func() bool {
+		resp, err := http.Get(base + "api/state")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var s panel.Snapshot
+		return json.NewDecoder(resp.Body).Decode(&s) == nil && len(s.Questions) == 1 && s.Questions[0].Item == "butter"
+	}, logs)
+	if resp := post("api/start"); resp.StatusCode != http.StatusConflict {
+		t.Fatalf("Start in shop's panel: %d, want 409", resp.StatusCode)
+	}
+	if resp := post("api/stop"); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("Stop: %d", resp.StatusCode)
+	}
+	select {
+	case code := <-done:
+		if code != 1 || !strings.Contains(errb.String(), "stopped from the panel") {
+			t.Fatalf("shop stopped from the panel exited %d:\n%s", code, logs())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("shop did not stop:\n%s", logs())
+	}
+	if it := readList(t, list)["butter"]; it.Status != shoppinglist.StatusNeedsAction || len(it.Tags) != 0 {
+		t.Fatalf("the stopped item changed on the list: %+v", it)
 	}
 }

@@ -349,3 +349,25 @@ func TestDocsListEveryOption(t *testing.T) {
 		}
 	}
 }
+
+// The images of DOCS.md are absolute (Home Assistant's Documentation tab
+// has no repository to resolve a relative path against), point into this
+// repository, and exist: the panel's screenshots (make panel-screenshots).
+func TestDocsImagesExist(t *testing.T) {
+	docs := string(readFile(t, "DOCS.md"))
+	prefix := strings.Replace(loadManifest(t).URL, "https://github.com/", "https://raw.githubusercontent.com/", 1) + "/main/"
+	images := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+)\)`).FindAllStringSubmatch(docs, -1)
+	if len(images) < 3 {
+		t.Fatalf("DOCS.md shows %d images, want the panel's three screenshots", len(images))
+	}
+	for _, m := range images {
+		rel, ok := strings.CutPrefix(m[1], prefix)
+		if !ok {
+			t.Errorf("DOCS.md image %q is not under %s", m[1], prefix)
+			continue
+		}
+		if b := readFile(t, rel); len(b) < 24 || string(b[1:4]) != "PNG" {
+			t.Errorf("DOCS.md image %s is not a PNG", rel)
+		}
+	}
+}

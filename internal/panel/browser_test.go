@@ -2,6 +2,7 @@ package panel
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,6 +45,14 @@ func TestPageInChromium(t *testing.T) {
 	// X-Ingress-Path, and connects from the Supervisor's address.
 	const ingress = "/api/hassio_ingress/t0k3n"
 	ha := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/frontend" {
+			// Home Assistant's frontend in a dark custom theme, with the
+			// panel in its iframe, as the sidebar shows it.
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, `<!doctype html><html style="--primary-background-color: rgb(17, 34, 51); --primary-text-color: rgb(238, 238, 238)">`+
+				`<body><iframe id="panel" src="`+ingress+`/"></iframe></body></html>`)
+			return
+		}
 		rest, ok := strings.CutPrefix(r.URL.Path, ingress)
 		if !ok {
 			http.NotFound(w, r)
@@ -193,4 +202,26 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	until("the refusal", func() bool { return strings.Contains(text("#notice"), "already in progress") })
+
+	// Inside Home Assistant's frontend the page takes its theme, and
+	// follows it when it changes.
+	if _, err := page.Goto(ha.URL + "/frontend"); err != nil {
+		t.Fatal(err)
+	}
+	frame := page.FrameLocator("#panel")
+	style := func(prop string) string {
+		v, err := frame.Locator("body").Evaluate(`(b, p) => getComputedStyle(b)[p]`, prop)
+		if err != nil {
+			return ""
+		}
+		s, _ := v.(string)
+		return s
+	}
+	until("the panel in Home Assistant's theme", func() bool {
+		return style("backgroundColor") == "rgb(17, 34, 51)" && style("color") == "rgb(238, 238, 238)"
+	})
+	if _, err := page.Evaluate(`() => document.documentElement.style.setProperty('--primary-background-color', 'rgb(250, 250, 250)')`); err != nil {
+		t.Fatal(err)
+	}
+	until("the panel to follow the theme's change", func() bool { return style("backgroundColor") == "rgb(250, 250, 250)" })
 }

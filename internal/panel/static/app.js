@@ -340,6 +340,39 @@ async function loadProducts() {
   }) : [el('li', { className: 'detail', textContent: 'No product is remembered yet.' })]));
 }
 
+// --- Home Assistant's theme ---------------------------------------------------
+
+// Behind ingress the page is served from Home Assistant's own origin inside
+// its frontend, so it can read the theme variables the frontend sets on its
+// document (dark mode, custom themes) and follow them as they change.
+// Elsewhere, or when the parent cannot be read, the system's light or dark
+// preference applies (app.css).
+const themeVars = {
+  '--bg': '--primary-background-color', '--fg': '--primary-text-color', '--card': '--card-background-color',
+  '--muted': '--secondary-text-color', '--accent': '--primary-color',
+};
+
+function followTheme() {
+  let root;
+  try {
+    if (window.parent === window) return;
+    root = window.parent.document.documentElement;
+  } catch (e) {
+    return; // another origin: not Home Assistant's frontend
+  }
+  const apply = () => {
+    const css = window.parent.getComputedStyle(root);
+    for (const [ours, theirs] of Object.entries(themeVars)) {
+      const v = css.getPropertyValue(theirs).trim();
+      if (v) document.documentElement.style.setProperty(ours, v);
+      else document.documentElement.style.removeProperty(ours);
+    }
+  };
+  apply();
+  new MutationObserver(apply).observe(root, { attributes: true, attributeFilter: ['style', 'class'] });
+}
+followTheme();
+
 // --- the event stream -------------------------------------------------------
 
 const events = new EventSource('events');
