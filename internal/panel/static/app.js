@@ -81,6 +81,7 @@ function render(s) {
   $('retry').disabled = busy;
   $('stop').disabled = !busy;
   const activity = s.activity || {};
+  const asking = new Set(qs.filter((q) => q.kind === 'choice').map((q) => q.item));
   $('items').replaceChildren(...s.items.map((it) => {
     const li = el('li');
     li.dataset.outcome = it.outcome || 'in_progress';
@@ -92,7 +93,8 @@ function render(s) {
     if (it.replay) parts.push(it.replay);
     if (it.explanation) parts.push(it.explanation);
     const a = activity[it.item_id];
-    if (!it.outcome && a && a.action) parts.push(`turn ${a.turn}: ${a.action}`);
+    if (!it.outcome && asking.has(it.item_name)) parts.push('waiting for your answer');
+    else if (!it.outcome && a && a.action) parts.push(`turn ${a.turn}: ${a.action}`);
     li.append(el('div', { className: 'name', textContent: it.item_name }), el('div', { className: 'detail', textContent: parts.join(' · ') }));
     return li;
   }));
