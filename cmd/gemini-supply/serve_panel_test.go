@@ -176,8 +176,15 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 		t.Fatalf("dragon fruit on the list: %+v", it)
 	}
 
-	// History: the finished run, butter's items and its trace.
-	p.click("#tab-history")
+	// History (by keyboard: the views are a tab list): the finished run,
+	// butter's items and its trace.
+	if err := page.Locator("#tab-live").Focus(); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Keyboard().Press("ArrowRight"); err != nil {
+		t.Fatal(err)
+	}
+	p.until("the history view", func() bool { return p.visible("#view-history") && !p.visible("#view-live") })
 	p.until("the run in the history", func() bool { return p.count("#runs li[data-run] button") == 1 })
 	p.click("#runs li[data-run] button")
 	butter := page.Locator(`#run-body li[data-item="butter"]`)
@@ -219,6 +226,12 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 	p.click("#tab-live")
 	p.click("#retry")
 	p.until("the retry preview", func() bool { return p.visible("#preview") })
+	if err := page.Keyboard().Press("Escape"); err != nil { // the preview has the focus
+		t.Fatal(err)
+	}
+	p.until("the preview to close", func() bool { return !p.visible("#preview") })
+	p.click("#retry")
+	p.until("the retry preview again", func() bool { return p.visible("#preview") })
 	if s := p.text("#preview-list"); !strings.Contains(s, "dragon fruit") || !strings.Contains(s, "unsalted butter") || strings.Contains(s, "milk") {
 		t.Fatalf("the retry preview: %q", s)
 	}

@@ -195,6 +195,7 @@ $('preview-go').addEventListener('click', async () => {
   await act('api/start', pendingStart || undefined);
 });
 $('preview-cancel').addEventListener('click', () => { $('preview').hidden = true; });
+$('preview').addEventListener('keydown', (e) => { if (e.key === 'Escape') $('preview-cancel').click(); });
 $('stop').addEventListener('click', () => act('api/stop'));
 
 // --- views ------------------------------------------------------------------
@@ -214,6 +215,7 @@ function select(name) {
 for (const name of Object.keys(views)) {
   $(`tab-${name}`).addEventListener('click', () => select(name));
 }
+select('live');
 // Arrow keys move between the tabs (the tablist pattern).
 document.querySelector('nav').addEventListener('keydown', (e) => {
   const names = Object.keys(views);
