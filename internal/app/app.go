@@ -271,6 +271,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Bus:                  r.deps.Bus,
 		Watcher:              r.deps.Watcher,
 		JournalDir:           journalDir,
+		TraceKeepRuns:        r.cfg.TraceKeepRuns,
 		Source:               source,
 		Logger:               r.base,
 	}

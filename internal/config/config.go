@@ -67,6 +67,9 @@ type Config struct {
 	MaxTurns    int           `yaml:"max_turns" env:"MAX_TURNS"`
 	RetryTagged bool          `yaml:"retry_tagged" env:"RETRY_TAGGED"`
 	TraceDir    string        `yaml:"trace_dir" env:"TRACE_DIR"` // empty: no traces
+	// TraceKeepRuns: the traces of the newest this many runs are kept,
+	// older runs' are removed when a run starts; 0 keeps every trace.
+	TraceKeepRuns int `yaml:"trace_keep_runs" env:"TRACE_KEEP_RUNS"`
 
 	// Telegram
 	TelegramBotToken        Secret        `yaml:"telegram_bot_token" env:"TELEGRAM_BOT_TOKEN"`
@@ -107,6 +110,7 @@ const (
 	DefaultConcurrency     = 1
 	DefaultTimeBudget      = 5 * time.Minute
 	DefaultMaxTurns        = 40
+	DefaultTraceKeepRuns   = 20
 	DefaultViewportWidth   = 1440
 	DefaultViewportHeight  = 900
 	DefaultTodoEntity      = "todo.shopping_list"

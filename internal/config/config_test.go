@@ -86,6 +86,7 @@ func TestDefaults(t *testing.T) {
 		Concurrency:              1,
 		TimeBudget:               5 * time.Minute,
 		MaxTurns:                 40,
+		TraceKeepRuns:            20,
 		TelegramResponseTimeout:  10 * time.Minute,
 		TodoEntity:               "todo.shopping_list",
 		SupervisorURL:            "http://supervisor",

@@ -40,6 +40,8 @@ const (
 	MaxModelConcurrency = 64
 	// MaxReplayPriceChange bounds replay_max_price_change (percent).
 	MaxReplayPriceChange = 1000
+	// MaxTraceKeepRuns bounds trace_keep_runs (0 = keep every trace).
+	MaxTraceKeepRuns = 10000
 )
 
 // limits is every numeric option's range. TestEveryNumericOptionHasALimit
@@ -56,6 +58,7 @@ var limits = []Limit{
 	{"model_rpm", 0, MaxModelRPM},
 	{"model_concurrency", 0, MaxModelConcurrency},
 	{"replay_max_price_change", 0, MaxReplayPriceChange},
+	{"trace_keep_runs", 0, MaxTraceKeepRuns},
 }
 
 // unlimitedNumbers are numeric options that are identifiers, not

@@ -163,6 +163,7 @@ func defaults(home string, addon bool, getenv func(string) string) Config {
 		Concurrency:              DefaultConcurrency,
 		TimeBudget:               DefaultTimeBudget,
 		MaxTurns:                 DefaultMaxTurns,
+		TraceKeepRuns:            DefaultTraceKeepRuns,
 		TelegramResponseTimeout:  DefaultTelegramTimeout,
 		TodoEntity:               DefaultTodoEntity,
 		SupervisorURL:            DefaultSupervisorURL,

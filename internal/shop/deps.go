@@ -144,6 +144,10 @@ type Config struct {
 	Watcher Watcher
 	// JournalDir is where the journal is written; "" keeps it in memory.
 	JournalDir string
+	// TraceKeepRuns: when the run starts, the traces (Agent.TraceDir) of
+	// all but the newest this many runs, this one included, are removed;
+	// 0 keeps every trace.
+	TraceKeepRuns int
 	// Source names the trigger ("terminal", "mqtt"…).
 	Source string
 	// RunID names the run; empty means a time-based id.

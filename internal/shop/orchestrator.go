@@ -231,6 +231,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		r.addWarning("The run journal could not be written: " + err.Error())
 		r.journal, _ = NewJournal("", rec)
 	}
+	r.pruneTraces()
 	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop),
 		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
 	r.publish(runstatus.KindRunStarted, nil, "")
