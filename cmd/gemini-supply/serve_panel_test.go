@@ -20,6 +20,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testbrowser"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
@@ -37,10 +38,7 @@ const screenshotsEnv = "GEMINI_SUPPLY_PANEL_SCREENSHOTS"
 // failed previews the tagged items and starts a run, whose Stop (while a
 // question waits) ends it cleanly with the list unchanged, and serve goes on.
 func TestPanelInChromiumDuringServe(t *testing.T) {
-	exe := os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE")
-	if exe == "" || os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
-		t.Fatal("the browser environment is not set: run make test, or eval \"$(bash scripts/setup.sh)\" first")
-	}
+	browser := testbrowser.Launch(t)
 	isolate(t)
 	dir := t.TempDir()
 	list := filepath.Join(dir, "list.yaml")
@@ -72,16 +70,6 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 	})
 	logs := func() string { return errb.String() }
 
-	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true})
-	if err != nil {
-		t.Fatalf("starting the Playwright driver: %v", err)
-	}
-	defer func() { _ = pw.Stop() }()
-	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{ExecutablePath: playwright.String(exe), Headless: playwright.Bool(true), Timeout: playwright.Float(60000)})
-	if err != nil {
-		t.Fatalf("launching Chromium: %v", err)
-	}
-	defer func() { _ = browser.Close() }()
 	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 900, Height: 1000}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/testbrowser"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 
 	"github.com/playwright-community/playwright-go"
@@ -24,13 +25,6 @@ var chromiumFlags = []string{
 // Everything is closed by t.Cleanup.
 func openChromium(t *testing.T) (*Server, playwright.Page) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	exe := os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE")
-	if os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" || exe == "" {
-		t.Fatal("PLAYWRIGHT_DRIVER_PATH / GEMINI_SUPPLY_BROWSER_EXECUTABLE are not set: run `make test`, or `eval \"$(bash scripts/setup.sh)\"` first")
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s, err := Start(ctx, Options{})
@@ -38,21 +32,7 @@ func openChromium(t *testing.T) (*Server, playwright.Page) {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true, Verbose: false})
-	if err != nil {
-		t.Fatalf("starting the Playwright driver (run scripts/setup.sh): %v", err)
-	}
-	t.Cleanup(func() { _ = pw.Stop() })
-	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-		ExecutablePath: playwright.String(exe),
-		Headless:       playwright.Bool(true),
-		Args:           append(append([]string(nil), chromiumFlags...), "--host-resolver-rules="+s.HostResolverRules()),
-		Timeout:        playwright.Float(30000),
-	})
-	if err != nil {
-		t.Fatalf("launching Chromium %s: %v", exe, err)
-	}
-	t.Cleanup(func() { _ = browser.Close() })
+	browser := testbrowser.Launch(t, append(append([]string(nil), chromiumFlags...), "--host-resolver-rules="+s.HostResolverRules())...)
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		IgnoreHttpsErrors: playwright.Bool(true),
 		Viewport:          &playwright.Size{Width: ViewportWidth, Height: ViewportHeight},

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/testbrowser"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
@@ -23,13 +23,7 @@ import (
 // the run's events show up live as state, progress and item cards; Stop
 // is sent with the panel's header and reaches serve; keyboard works.
 func TestPageInChromium(t *testing.T) {
-	exe := os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE")
-	if testing.Short() {
-		t.Skip("browser test (skipped with -short)")
-	}
-	if os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" || exe == "" {
-		t.Fatal("PLAYWRIGHT_DRIVER_PATH / GEMINI_SUPPLY_BROWSER_EXECUTABLE are not set: run `make test`, or `eval \"$(bash scripts/setup.sh)\"` first")
-	}
+	browser := testbrowser.Launch(t)
 	c := &control{}
 	p, err := New(Options{Ingress: true, Start: c.start, Stop: c.stop})
 	if err != nil {
@@ -70,16 +64,6 @@ func TestPageInChromium(t *testing.T) {
 	}))
 	defer ha.Close()
 
-	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true})
-	if err != nil {
-		t.Fatalf("starting the Playwright driver: %v", err)
-	}
-	defer func() { _ = pw.Stop() }()
-	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{ExecutablePath: playwright.String(exe), Headless: playwright.Bool(true), Timeout: playwright.Float(60000)})
-	if err != nil {
-		t.Fatalf("launching Chromium: %v", err)
-	}
-	defer func() { _ = browser.Close() }()
 	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 390, Height: 844}, ColorScheme: playwright.ColorSchemeDark})
 	if err != nil {
 		t.Fatal(err)
