@@ -23,7 +23,6 @@ import (
 // the run's events show up live as state, progress and item cards; Stop
 // is sent with the panel's header and reaches serve; keyboard works.
 func TestPageInChromium(t *testing.T) {
-	browser := testbrowser.Launch(t)
 	c := &control{}
 	p, err := New(Options{Ingress: true, Start: c.start, Stop: c.stop})
 	if err != nil {
@@ -62,7 +61,10 @@ func TestPageInChromium(t *testing.T) {
 		r2.Header.Set("X-Ingress-Path", ingress)
 		p.ServeHTTP(w, r2)
 	}))
-	defer ha.Close()
+	t.Cleanup(ha.Close)
+	// Launched after ha: its cleanup runs first, closing the page's event
+	// stream, which ha.Close waits for.
+	browser := testbrowser.Launch(t)
 
 	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 390, Height: 844}, ColorScheme: playwright.ColorSchemeDark})
 	if err != nil {
