@@ -326,6 +326,7 @@ func TestPopupFromSandboxedFrameIsGuarded(t *testing.T) {
 				via := "https://www.metro.ca/r/" + code + "?to=" + url.QueryEscape(target)
 				mustDo(t, "open the sandboxed frame page", tab.Navigate(ctx, "https://www.metro.ca/sandbox-popup?to="+url.QueryEscape(via)))
 				tab.TakeNotices()
+				waitFramedLink(t, tab)
 				r0 := site.count("GET", "www.metro.ca", "/r/"+code)
 				mustDo(t, "click the framed link", tab.Click(ctx, norm(100, 150), screen.ButtonLeft, 1))
 				waitFor(t, "the popup's first request", patience, func() bool { return site.count("GET", "www.metro.ca", "/r/"+code) > r0 })
@@ -364,6 +365,10 @@ func TestDemoExpressCheckoutWidgetIsStopped(t *testing.T) {
 
 	// "Buy now" sits in a sandboxed frame of the widget: the popup it opens
 	// is closed and its redirect to checkout never reaches the store.
+	buy := tab.page.FrameLocator("#express-checkout").FrameLocator("#buy").Locator("a")
+	mustDo(t, "wait for Buy now", buy.WaitFor(playwright.LocatorWaitForOptions{
+		State: playwright.WaitForSelectorStateVisible, Timeout: playwright.Float(float64(patience.Milliseconds())),
+	}))
 	r0 := f.store.Requests()["GET www.metro.ca /en/promo/go"]
 	tab.TakeNotices()
 	mustDo(t, "click Buy now", tab.Click(ctx, norm(420+1+12+120, 580+1+44+30), screen.ButtonLeft, 1))
