@@ -300,7 +300,7 @@ func TestRemoteBrowserOverCDP(t *testing.T) {
 	var ws string
 	select {
 	case ws = <-endpoint:
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Chromium did not print its DevTools endpoint")
 	}
 	// The remote browser's traffic goes through the Host's policy proxy,
