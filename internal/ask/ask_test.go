@@ -261,7 +261,7 @@ func TestChooseOnThePhone(t *testing.T) {
 
 func TestChooseNotAnsweredTimesOut(t *testing.T) {
 	w := newWorld(t, setup{phone: true})
-	a := w.asker(200 * time.Millisecond)
+	a := w.asker(2 * time.Second) // long enough for the notification to go out first
 	got, err := a.Choose(ctx(t), milk)
 	if err != nil {
 		t.Fatal(err)
