@@ -62,6 +62,8 @@ type Asker struct {
 	channels []Channel
 	timeout  time.Duration
 	log      *slog.Logger
+	// expiry starts a question's timeout (time.After; a test ends it on cue).
+	expiry func(time.Duration) <-chan time.Time
 }
 
 // ErrNoChannel: no channel can ask this kind of question.
@@ -75,7 +77,7 @@ func New(opts Options, channels ...Channel) (*Asker, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Asker{channels: channels, timeout: opts.Timeout, log: opts.Logger.With("component", "ask")}, nil
+	return &Asker{channels: channels, timeout: opts.Timeout, log: opts.Logger.With("component", "ask"), expiry: time.After}, nil
 }
 
 // Channels names the channels that can choose and confirm.
@@ -174,8 +176,7 @@ func fanOut[T any](ctx context.Context, a *Asker, names []string, asks []func(co
 		}()
 	}
 	defer wg.Wait()
-	timer := time.NewTimer(a.timeout)
-	defer timer.Stop()
+	expired := a.expiry(a.timeout)
 	var errs []error
 	open := len(asks)
 	quiet := 0 // channels that gave up without an error
@@ -184,7 +185,7 @@ func fanOut[T any](ctx context.Context, a *Asker, names []string, asks []func(co
 		case <-ctx.Done():
 			cancel(context.Cause(ctx))
 			return zero, ctx.Err()
-		case <-timer.C:
+		case <-expired:
 			cancel(&choice.Closed{Timeout: true})
 			return zero, errTimeout
 		case r := <-results:

@@ -261,8 +261,15 @@ func TestChooseOnThePhone(t *testing.T) {
 
 func TestChooseNotAnsweredTimesOut(t *testing.T) {
 	w := newWorld(t, setup{phone: true})
-	a := w.asker(2 * time.Second) // long enough for the notification to go out first
-	got, err := a.Choose(ctx(t), milk)
+	a := w.asker(time.Hour)
+	// The timeout ends on cue, once the phone shows the question: a short
+	// real timer could expire before the notification went out.
+	expire := make(chan time.Time)
+	a.SetExpiry(func(time.Duration) <-chan time.Time { return expire })
+	res := async(func() (choice.Answer, error) { return a.Choose(ctx(t), milk) })
+	w.shown("Natrel")
+	close(expire)
+	got, err := await(t, res)
 	if err != nil {
 		t.Fatal(err)
 	}

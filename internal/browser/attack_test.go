@@ -220,8 +220,6 @@ func attackProfiles() []store.Profile {
 	return []store.Profile{m, store.Demo()}
 }
 
-// refusedReached lists the requests the server received that the
-// profile's policy refuses (none may reach it).
 // requestsSince is the request counts in now that grew since before.
 func requestsSince(before, now map[string]int) map[string]int {
 	d := map[string]int{}
@@ -233,6 +231,8 @@ func requestsSince(before, now map[string]int) map[string]int {
 	return d
 }
 
+// refusedReached lists the requests the server received that the
+// profile's policy refuses (none may reach it).
 func refusedReached(p store.Profile, hits map[string]int) []string {
 	var bad []string
 	for k, n := range hits {
