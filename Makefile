@@ -8,7 +8,7 @@ VERSION := $(shell sed -n 's/^## \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md | head 
 LDFLAGS := -X main.version=$(VERSION)
 SETUP := eval "$$(bash scripts/setup.sh)"
 
-.PHONY: all build demo test bench lint setup clean panel-screenshots
+.PHONY: all build demo test bench stress lint setup clean panel-screenshots
 
 all: build
 
@@ -30,16 +30,26 @@ lint:
 
 ## test: everything, with the race detector
 test: lint
-	@$(SETUP); $(GO) test -race -count=1 -timeout 30m ./...
+	@$(SETUP); $(GO) test -race -count=1 -timeout 50m ./...
 
 ## bench: benchmarks (speed and memory are shown here, never asserted in tests)
 bench:
 	@$(SETUP); $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-## panel-screenshots: the panel's screenshots in DOCS.md, from a real run of the demo store
+## stress: the bench list shopped STRESS_RUNS times (default 5) at 4 tabs with two CPU hogs;
+## prints "stress: R runs × 12 items at 4 tabs under load: …" and fails on any failed item,
+## spurious re-login or unreported cart unit (STRESS_DIR=dir keeps logs, journals and traces)
+STRESS_RUNS ?= 5
+STRESS_TABS ?= 4
+stress:
+	@$(SETUP); GEMINI_SUPPLY_STRESS_RUNS=$(STRESS_RUNS) GEMINI_SUPPLY_STRESS_TABS=$(STRESS_TABS) GEMINI_SUPPLY_STRESS_DIR=$(STRESS_DIR) \
+	  $(GO) test -count=1 -v -run '^TestStress$$' -timeout 120m ./internal/app | grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS$$'
+
+## panel-screenshots: the panel's screenshots in DOCS.md, from a real run of the demo store, in English and French
 panel-screenshots:
 	@mkdir -p docs/images
 	@$(SETUP); GEMINI_SUPPLY_PANEL_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestPanelInChromiumDuringServe$$' ./cmd/gemini-supply
+	@$(SETUP); GEMINI_SUPPLY_LANGUAGE=fr GEMINI_SUPPLY_PANEL_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestPanelInChromiumDuringServe$$' ./cmd/gemini-supply
 
 clean:
 	rm -rf bin

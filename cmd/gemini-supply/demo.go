@@ -71,7 +71,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 		}
 		var second shop.Result
 		if code, second = shopRun(ctx, "demo", cfg, false, "", s); code == 0 {
-			fmt.Fprintf(s.out, "\n%s\n", app.ReplayLine(first.Summary, second.Summary))
+			fmt.Fprintf(s.out, "\n%s\n", app.ReplayLine(first.Summary, second.Summary, true))
 		}
 	}
 	if !*jsonOut {

@@ -69,7 +69,8 @@ func login(ctx context.Context, args []string, s stdio) error {
 		// proxy (docs/browser.md): its session ends with the connection.
 		kept = "With a remote browser the session lasts only as long as this connection; shopping runs sign in again when needed."
 	}
-	fmt.Fprintf(s.out, "Logging in to %s as %s…\n", opts.Store.Name, cfg.MetroUsername)
+	// The username is personal (an email address): it is not printed.
+	fmt.Fprintf(s.out, "Logging in to %s with the configured account…\n", opts.Store.Name)
 	if err := browser.LoginOnce(ctx, opts); err != nil {
 		fmt.Fprintf(s.err, "gemini-supply login: %v\n", err)
 		return err

@@ -35,3 +35,23 @@ func TestLoginCommandRefusesWhatItCannotDo(t *testing.T) {
 		}
 	})
 }
+
+// The login never prints the username (an email address), on stdout or
+// stderr, whether it succeeds or not (here: the remote browser is not
+// there, so it fails after announcing itself).
+func TestLoginDoesNotPrintTheUsername(t *testing.T) {
+	const user = "household.person@example.com"
+	isolateConfig(t, map[string]string{
+		"GEMINI_SUPPLY_STORE": "metro", "GEMINI_SUPPLY_METRO_USERNAME": user, "GEMINI_SUPPLY_METRO_PASSWORD": "pw-secret",
+		"GEMINI_SUPPLY_BROWSER_REMOTE_URL": "http://127.0.0.1:1",
+	})
+	code, stdout, stderr := runInProcess(t, "login")
+	if !strings.Contains(stdout, "Logging in to metro") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: the login did not start", code, stdout, stderr)
+	}
+	for _, out := range []string{stdout, stderr} {
+		if strings.Contains(out, user) || strings.Contains(out, "household.person") {
+			t.Fatalf("the username was printed: %q", out)
+		}
+	}
+}

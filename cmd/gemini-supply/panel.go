@@ -6,7 +6,9 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -16,9 +18,11 @@ import (
 // come from the configuration's directories.
 func newPanel(cfg config.Config, logger *slog.Logger, ingress bool,
 	start func(context.Context, runstatus.Request) error, stop func(context.Context, string) error,
-	preview func(context.Context, bool) (shoppinglist.Plan, error)) (*panel.Panel, error) {
+	preview func(context.Context, bool) (shoppinglist.Plan, error),
+	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error)) (*panel.Panel, error) {
 	return panel.New(panel.Options{
 		Ingress: ingress, Logger: logger, Start: start, Stop: stop, Preview: preview,
-		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger),
+		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger), CartAction: cartAction,
+		Messages: messages.For(cfg.Language),
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 )
@@ -64,7 +65,7 @@ func runProducts(_ context.Context, name string, args []string, s stdio) int {
 	if err != nil {
 		return exitCode(configFailure(name, s.err, err))
 	}
-	mem, err := products.Open(cfg.DataDir, storeName(cfg), products.WithLogger(quietLogger(s.err, cfg)))
+	mem, err := app.OpenProducts(cfg.DataDir, storeName(cfg), cfg.ProductExpiry(), quietLogger(s.err, cfg))
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", name, err)
 		return 1
@@ -102,7 +103,7 @@ func listProducts(name string, mem *products.Memory, s stdio) int {
 		return 0
 	}
 	w := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "KEY\tPRODUCT\tSIZE\tPRICE\tQTY\tCHOSEN\tPINNED\tLAST SEEN\tPRODUCT ID\tURL")
+	fmt.Fprintln(w, "KEY\tPRODUCT\tSIZE\tPRICE\tQTY\tCHOSEN\tPINNED\tLAST SEEN\tPRODUCT ID\tURL\tSUBSTITUTE\tPOLICY")
 	for _, e := range entries {
 		when, pinned := "", "-"
 		if !e.LastSeen.IsZero() {
@@ -115,8 +116,12 @@ func listProducts(name string, mem *products.Memory, s stdio) int {
 		if e.Quantity > 0 {
 			qty = fmt.Sprint(e.Quantity)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", e.Key, e.Name, orDash(e.Size), orDash(e.Price), orDash(qty),
-			e.TimesChosen, pinned, orDash(when), orDash(e.ProductID), orDash(e.URL))
+		sub := ""
+		if e.Substitute != nil {
+			sub = e.Substitute.Name
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Key, orDash(e.Name), orDash(e.Size), orDash(e.Price), orDash(qty),
+			e.TimesChosen, pinned, orDash(when), orDash(e.ProductID), orDash(e.URL), orDash(sub), orDash(e.Policy.String()))
 	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", name, err)

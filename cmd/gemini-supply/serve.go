@@ -14,8 +14,10 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/ask"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/mqtt"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/serve"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
@@ -92,8 +94,8 @@ func serveDiscoverTelegramChat(ctx context.Context, cfg config.Config, logger *s
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		logger.Warn("telegram_chat_id is not set: Telegram is off for runs (the agent decides ambiguous items itself, sold-out items are reported not found, " +
-			"safety confirmations are denied). Send any message to your bot; its chat id will be logged here.")
+		logger.Warn("telegram_chat_id is not set: Telegram is off for runs (questions go to the panel and the phones of ha_notify only). " +
+			"Send any message to your bot; its chat id will be logged here.")
 		opts := telegram.OptionsFromConfig(cfg, logger)
 		for {
 			chat, err := telegram.DiscoverChat(ctx, opts, telegramDiscoveryWait)
@@ -138,6 +140,9 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	if err != nil {
 		return err
 	}
+	// The household is told things in one language: the option's, or Home
+	// Assistant's.
+	cfg.Language = app.Language(ctx, cfg, ha, logger)
 	if ha != nil {
 		defer ha.Close()
 		if cfg.ShoppingList == "" {
@@ -147,10 +152,10 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			}
 			deps.Provider = todo // its SendSummary is the summary notification
 		} else {
-			deps.Notifiers = append(deps.Notifiers, homeassistant.NewNotifier(ha, homeassistant.NotifierOptions{}))
+			deps.Notifiers = append(deps.Notifiers, app.Notifier(cfg, ha))
 		}
 		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger).WithStop(stop))
-		opts.Subscribers = append(opts.Subscribers, homeassistant.NewEventSink(ha, homeassistant.EventSinkOptions{Logger: logger}))
+		opts.Subscribers = append(opts.Subscribers, homeassistant.NewEventSink(ha, homeassistant.EventSinkOptions{Logger: logger, Notifier: app.Notifier(cfg, ha)}))
 		opts.OnBusy = append(opts.OnBusy, homeassistant.BusyReporter(ha, logger))
 	} else if cfg.ShoppingList == "" {
 		return errors.New("no shopping list: configure Home Assistant (home_assistant_url and home_assistant_token, or run as the add-on) for a todo list, or set shopping_list to a YAML file")
@@ -184,12 +189,15 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
 		p, err := newPanel(cfg, logger, ingress,
 			func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }, stop,
-			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) })
+			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) },
+			func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error) {
+				return app.CartActions(runner, srv.Start)(ctx, req)
+			})
 		if err != nil {
 			return err
 		}
 		opts.Subscribers = append(opts.Subscribers, p)
-		questions = append(questions, ask.Channel{Name: "the panel", Chooser: p, Confirmer: p})
+		questions = append(questions, ask.Channel{Name: messages.For(cfg.Language).T("question.on_panel"), Chooser: p, Confirmer: p})
 		deps.Watcher = app.PanelWatcher(p)
 		opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error {
 			// Without its panel (the port taken) serve still shops.
@@ -203,6 +211,14 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	// The phones of ha_notify ask too; the first answer on any channel wins.
 	if err := app.WireQuestions(cfg, ha, &deps, logger, questions...); err != nil {
 		return err
+	}
+	// They get each run's review pack too, with its actions.
+	if review, err := app.ReviewOnPhones(cfg, ha, logger, func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error) {
+		return app.CartActions(runner, srv.Start)(ctx, req)
+	}); err != nil {
+		return err
+	} else if review != nil {
+		opts.Subscribers = append(opts.Subscribers, review)
 	}
 
 	runner, err = app.NewRunner(cfg, deps)

@@ -17,6 +17,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/ask"
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
@@ -65,6 +66,17 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 
 	bus := &runstatus.Bus{}
 	deps := app.Deps{Bus: bus, Logger: logger}
+	// Home Assistant, when configured and needed: the to-do list (no
+	// shopping_list file, or --todo-entity), the phones of ha_notify and
+	// the language.
+	ha, err := shopDialHomeAssistant(ctx, &cfg, logger, &deps)
+	if err != nil {
+		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
+		return 1, shop.Result{}
+	}
+	if ha != nil {
+		defer ha.Close()
+	}
 	// Telegram, when configured: questions, safety confirmations, notices
 	// and the summary, as in serve.
 	closeTelegram, err := wireTelegram(ctx, cfg, logger, &deps)
@@ -73,16 +85,6 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 		return 1, shop.Result{}
 	}
 	defer closeTelegram()
-	// Home Assistant, when configured and needed: the to-do list (no
-	// shopping_list file, or --todo-entity) and the phones of ha_notify.
-	ha, err := shopDialHomeAssistant(ctx, cfg, logger, &deps)
-	if err != nil {
-		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)
-		return 1, shop.Result{}
-	}
-	if ha != nil {
-		defer ha.Close()
-	}
 	// The panel (--ui): the run live, its questions, its Stop.
 	ctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
@@ -94,7 +96,7 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 			return 1, shop.Result{}
 		}
 		defer stopPanel()
-		questions = append(questions, ask.Channel{Name: "the panel", Chooser: p, Confirmer: p})
+		questions = append(questions, ask.Channel{Name: messages.For(cfg.Language).T("question.on_panel"), Chooser: p, Confirmer: p})
 		deps.Watcher = app.PanelWatcher(p)
 	}
 	if err := app.WireQuestions(cfg, ha, &deps, logger, questions...); err != nil {
@@ -163,7 +165,7 @@ func shopPanel(ctx context.Context, cfg config.Config, logger *slog.Logger, bus 
 			}
 			stopRun(errPanelStop)
 			return nil
-		}, nil)
+		}, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -210,7 +212,8 @@ func dryRun(ctx context.Context, o shopOptions, s stdio) int {
 	case path == "" && app.HomeAssistantConfigured(o.cfg):
 		// The Home Assistant list (--todo-entity): read only, like the file.
 		var deps app.Deps
-		ha, err := shopDialHomeAssistant(ctx, o.cfg, slog.New(slog.DiscardHandler), &deps)
+		cfg := o.cfg
+		ha, err := shopDialHomeAssistant(ctx, &cfg, slog.New(slog.DiscardHandler), &deps)
 		if err != nil {
 			fmt.Fprintf(s.err, "gemini-supply shop: %v\n", err)
 			return 1

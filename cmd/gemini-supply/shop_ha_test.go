@@ -22,6 +22,7 @@ func TestShopTodoEntity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	f.SetLanguage("fr-CA") // language auto: the household is told in Home Assistant's language
 	f.AddTodoList("todo.groceries", "Groceries", fakeha.ShoppingListFeatures,
 		fakeha.TodoItem{UID: "1", Summary: "bananas", Status: "needs_action"},
 		fakeha.TodoItem{UID: "2", Summary: "dragon fruit", Status: "needs_action"})
@@ -59,6 +60,11 @@ func TestShopTodoEntity(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(yamlList); string(b) != yamlText {
 		t.Errorf("the YAML list was touched:\n%s", b)
+	}
+	// Home Assistant speaks French: so does the summary notification.
+	if n := f.Notifications()["gemini_supply_summary"]; !strings.HasPrefix(n.Title, "gemini-supply : 1 ajouté") ||
+		!strings.Contains(n.Message, "# Épicerie") || strings.Contains(n.Message, "Shopping run") {
+		t.Errorf("summary notification in Home Assistant's French: %+v", n)
 	}
 }
 

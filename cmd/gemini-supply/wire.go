@@ -29,7 +29,7 @@ const telegramCloseTimeout = 10 * time.Second
 func wireTelegram(ctx context.Context, cfg config.Config, logger *slog.Logger, deps *app.Deps) (func(), error) {
 	bot, err := telegram.New(ctx, telegram.OptionsFromConfig(cfg, logger))
 	if errors.Is(err, telegram.ErrNotConfigured) {
-		logger.Info("Telegram is not configured: the agent decides ambiguous items itself, sold-out items are reported not found, safety confirmations are denied")
+		logger.Info("Telegram is not configured: questions go to the panel and the phones of ha_notify, when there are any")
 		return func() {}, nil
 	}
 	if err != nil {

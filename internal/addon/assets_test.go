@@ -1,11 +1,14 @@
 package addon
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // inputRefs returns the names used with the !input tag anywhere under n.
@@ -65,20 +68,12 @@ func TestBlueprint(t *testing.T) {
 	}
 }
 
+// The Assist sentences and intent scripts, one pair per language the
+// catalogue speaks: the same intents, each with an action and the spoken
+// reply the catalogue says (voice.started, voice.stopped), and the actions
+// of every language's script the same.
 func TestAssistSentencesAndIntentScript(t *testing.T) {
-	var sentences struct {
-		Language string `yaml:"language"`
-		Intents  map[string]struct {
-			Data []struct {
-				Sentences []string `yaml:"sentences"`
-			} `yaml:"data"`
-		} `yaml:"intents"`
-	}
-	decodeYAML(t, "addon/custom_sentences/en/gemini_supply.yaml", &sentences)
-	if sentences.Language != "en" {
-		t.Errorf("custom sentences: language = %q, want en", sentences.Language)
-	}
-	var script struct {
+	type intentScript struct {
 		IntentScript map[string]struct {
 			Action []map[string]any `yaml:"action"`
 			Speech struct {
@@ -86,28 +81,57 @@ func TestAssistSentencesAndIntentScript(t *testing.T) {
 			} `yaml:"speech"`
 		} `yaml:"intent_script"`
 	}
-	decodeYAML(t, "addon/intent_script.yaml", &script)
-	if len(sentences.Intents) == 0 {
-		t.Fatal("custom sentences: no intents")
-	}
-	var all []string
-	for intent, def := range sentences.Intents {
-		for _, d := range def.Data {
-			all = append(all, d.Sentences...)
+	speech := map[string]string{"GeminiSupplyStart": "voice.started", "GeminiSupplyStop": "voice.stopped"}
+	covers := map[string][]string{"en": {"grocery run", "grocery cart"}, "fr": {"épicerie", "panier"}}
+	var english intentScript
+	decodeYAML(t, "addon/intent_script.yaml", &english)
+	for _, lang := range messages.Languages {
+		var sentences struct {
+			Language string `yaml:"language"`
+			Intents  map[string]struct {
+				Data []struct {
+					Sentences []string `yaml:"sentences"`
+				} `yaml:"data"`
+			} `yaml:"intents"`
 		}
-		s, ok := script.IntentScript[intent]
-		if !ok {
-			t.Errorf("intent %q has no intent_script", intent)
-			continue
+		decodeYAML(t, "addon/custom_sentences/"+lang+"/gemini_supply.yaml", &sentences)
+		if sentences.Language != lang {
+			t.Errorf("custom sentences %s: language = %q", lang, sentences.Language)
 		}
-		if len(s.Action) == 0 || s.Speech.Text == "" {
-			t.Errorf("intent_script %q needs an action and a spoken reply", intent)
+		file := "addon/intent_script.yaml"
+		if lang != "en" {
+			file = "addon/intent_script." + lang + ".yaml"
 		}
-	}
-	joined := strings.Join(all, "\n")
-	for _, want := range []string{"grocery run", "grocery cart"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("custom sentences do not cover %q", want)
+		var script intentScript
+		decodeYAML(t, file, &script)
+		if len(sentences.Intents) != len(speech) || len(script.IntentScript) != len(speech) {
+			t.Errorf("%s: %d intents, %d intent scripts, want %d", lang, len(sentences.Intents), len(script.IntentScript), len(speech))
+		}
+		var all []string
+		for intent, def := range sentences.Intents {
+			for _, d := range def.Data {
+				all = append(all, d.Sentences...)
+			}
+			s, ok := script.IntentScript[intent]
+			if !ok {
+				t.Errorf("%s: intent %q has no intent_script", file, intent)
+				continue
+			}
+			if len(s.Action) == 0 || s.Speech.Text == "" {
+				t.Errorf("%s: intent_script %q needs an action and a spoken reply", file, intent)
+			}
+			if want := messages.For(lang).T(speech[intent]); s.Speech.Text != want {
+				t.Errorf("%s: %s says %q, the catalogue's %s is %q", file, intent, s.Speech.Text, speech[intent], want)
+			}
+			if fmt.Sprint(s.Action) != fmt.Sprint(english.IntentScript[intent].Action) {
+				t.Errorf("%s: %s does %v, the English script %v", file, intent, s.Action, english.IntentScript[intent].Action)
+			}
+		}
+		joined := strings.Join(all, "\n")
+		for _, want := range covers[lang] {
+			if !strings.Contains(joined, want) {
+				t.Errorf("custom sentences %s do not cover %q", lang, want)
+			}
 		}
 	}
 }

@@ -160,23 +160,63 @@ func configKeys(t *testing.T) []string {
 	return keys
 }
 
+// translationFiles are the add-on's translations: English, French and any
+// other translations/*.yaml.
+func translationFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "translations", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, "translations/"+filepath.Base(f))
+	}
+	for _, want := range []string{"translations/en.yaml", "translations/fr.yaml"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s is missing", want)
+		}
+	}
+	return names
+}
+
+type translation struct {
+	Configuration map[string]struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+	} `yaml:"configuration"`
+}
+
 func TestOptionsSchemaTranslationsAndConfigAgree(t *testing.T) {
 	m := loadManifest(t)
-	var tr struct {
-		Configuration map[string]struct {
-			Name        string `yaml:"name"`
-			Description string `yaml:"description"`
-		} `yaml:"configuration"`
+	trs := map[string]translation{}
+	for _, f := range translationFiles(t) {
+		var tr translation
+		decodeYAML(t, f, &tr)
+		trs[f] = tr
 	}
-	decodeYAML(t, "translations/en.yaml", &tr)
 	cfgKeys := configKeys(t)
 
 	for key := range m.Options {
 		if _, ok := m.Schema[key]; !ok {
 			t.Errorf("option %q has no schema entry", key)
 		}
-		if e, ok := tr.Configuration[key]; !ok || e.Name == "" || e.Description == "" {
-			t.Errorf("option %q has no name/description in translations/en.yaml", key)
+		for f, tr := range trs {
+			if e, ok := tr.Configuration[key]; !ok || e.Name == "" || e.Description == "" {
+				t.Errorf("option %q has no name/description in %s", key, f)
+			}
+		}
+		// A list option's translations name every choice ("auto, en or fr").
+		if s, ok := m.Schema[key].(string); ok {
+			if g := regexp.MustCompile(`^list\((.+)\)\??$`).FindStringSubmatch(s); g != nil {
+				for f, tr := range trs {
+					for _, v := range strings.Split(g[1], "|") {
+						if !regexp.MustCompile(`\b` + regexp.QuoteMeta(v) + `\b`).MatchString(tr.Configuration[key].Description) {
+							t.Errorf("%s: option %q does not name its choice %q", f, key, v)
+						}
+					}
+				}
+			}
 		}
 		if !slices.Contains(cfgKeys, key) {
 			t.Errorf("option %q is not read by internal/config (no Config field with yaml:%q)", key, key)
@@ -202,9 +242,11 @@ func TestOptionsSchemaTranslationsAndConfigAgree(t *testing.T) {
 			}
 		}
 	}
-	for key := range tr.Configuration {
-		if _, ok := m.Options[key]; !ok {
-			t.Errorf("translation %q names no option", key)
+	for f, tr := range trs {
+		for key := range tr.Configuration {
+			if _, ok := m.Options[key]; !ok {
+				t.Errorf("%s: translation %q names no option", f, key)
+			}
 		}
 	}
 	for _, key := range cfgKeys {

@@ -36,12 +36,12 @@ func tableRow(doc, key string) string {
 // docs/configuration.md say the same, and say no other range.
 func TestOptionRangesAgreeWithGo(t *testing.T) {
 	m := loadManifest(t)
-	var tr struct {
-		Configuration map[string]struct {
-			Description string `yaml:"description"`
-		} `yaml:"configuration"`
+	trs := map[string]translation{}
+	for _, f := range translationFiles(t) {
+		var tr translation
+		decodeYAML(t, f, &tr)
+		trs[f] = tr
 	}
-	decodeYAML(t, "translations/en.yaml", &tr)
 	configuration := string(readFile(t, "docs/configuration.md"))
 	addonDocs := string(readFile(t, "DOCS.md"))
 
@@ -137,8 +137,10 @@ func TestOptionRangesAgreeWithGo(t *testing.T) {
 			}
 		}
 	}
-	for key, e := range tr.Configuration {
-		check("translations/en.yaml", key, e.Description)
+	for f, tr := range trs {
+		for key, e := range tr.Configuration {
+			check(f, key, e.Description)
+		}
 	}
 }
 

@@ -90,13 +90,13 @@ func TestAddonSmoke(t *testing.T) {
 	dir := t.TempDir()
 	options := map[string]any{
 		"gemini_api_key": "", "gemini_model": "scripted", "store": "demo",
-		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4", "replay": "", "replay_max_price_change": 20,
+		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4", "replay": "", "replay_max_price_change": 20, "product_memory_days": 180, "review_price_change": 10,
 		"todo_entity": "todo.shopping_list", "ha_notify": []string{}, "concurrency": 1, "time_budget": "5m", "max_turns": 40,
 		"retry_tagged": false, "telegram_bot_token": "", "telegram_chat_id": 0,
 		"telegram_response_timeout": "10m", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",
 		"mqtt_cleanup": false, "trace_dir": "", "trace_keep_runs": 20, "log_level": "debug",
 		"review_model": "", "thinking_level": "", "media_resolution": "medium", "prompt_injection_detection": true,
-		"model_rpm": 0, "model_concurrency": 0,
+		"model_rpm": 0, "model_concurrency": 0, "language": "auto",
 	}
 	// Every option of config.yaml is in this file, so a new option without a
 	// default the Go config accepts fails here.

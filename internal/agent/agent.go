@@ -125,6 +125,11 @@ type Config struct {
 	// Observe, when set, sees the run as it happens: the first screen, then
 	// every turn's actions and the screen after them (the panel's live view).
 	Observe Observer
+	// DescribePage sends the page's accessibility tree (PageDescriber) as
+	// text with every screenshot, the latest one only: for a model that
+	// cannot read pixels (the offline planner, internal/scripted). A real
+	// Gemini model reads the screenshot and does not get it.
+	DescribePage bool
 	// HomeURL is where open_web_browser (on a blank tab) and search go.
 	HomeURL string
 	Logger  *slog.Logger

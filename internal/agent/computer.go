@@ -76,3 +76,17 @@ type Computer interface {
 	// by policy").
 	TakeNotices() []string
 }
+
+// PageDescriber is a Computer that can put its page in text: the
+// accessibility tree's roles, names and boxes (browser.Tab). The loop sends
+// it with the screenshot when Config.DescribePage is set.
+type PageDescriber interface {
+	DescribePage(ctx context.Context) (string, error)
+}
+
+// ElementNamer is a Computer that can name what is at a point of its
+// screen (the button's or link's text): the trace and the panel then say
+// "clicked “Add to cart”" instead of coordinates.
+type ElementNamer interface {
+	ElementAt(ctx context.Context, p Point) (string, error)
+}

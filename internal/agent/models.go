@@ -52,6 +52,10 @@ type ModelInfo struct {
 	// RetireSource the page that says so.
 	Retires      time.Time
 	RetireSource string
+	// RoutedTo is the model Gemini answers a deprecated model's requests
+	// with (RoutedSource says so): the name still works, another model
+	// drives the tab.
+	RoutedTo, RoutedSource string
 }
 
 func day(s string) time.Time {
@@ -65,6 +69,7 @@ func day(s string) time.Time {
 const (
 	srcPricing      = "https://ai.google.dev/gemini-api/docs/pricing"
 	srcDeprecations = "https://ai.google.dev/gemini-api/docs/deprecations"
+	srcModel35Flash = "https://ai.google.dev/gemini-api/docs/models/gemini-3.5-flash"
 )
 
 var gemini3Levels = []string{"low", "medium", "high"}
@@ -99,6 +104,7 @@ var Models = []ModelInfo{
 	{
 		Name: "gemini-3.5-flash", ComputerUse: true, ReadsPages: true, GA: true, Vocabulary: VocabularyNewer,
 		ThinkingLevels: []string{"minimal", "low", "medium", "high"},
+		RoutedTo:       "gemini-3.6-flash", RoutedSource: srcModel35Flash,
 	},
 	{
 		Name: "gemini-3-flash-preview", ComputerUse: true, ReadsPages: true, Vocabulary: VocabularyOlder,
@@ -164,6 +170,8 @@ func ModelWarning(model string, now time.Time) string {
 		return fmt.Sprintf("model %s was shut down on %s (%s): calls will fail; use %s", model, m.Retires.Format(time.DateOnly), m.RetireSource, DefaultModel)
 	case !m.Retires.IsZero() && m.Retires.Sub(now) < SoonWindow:
 		return fmt.Sprintf("model %s will be shut down on %s (%s): switch to %s before then", model, m.Retires.Format(time.DateOnly), m.RetireSource, DefaultModel)
+	case m.RoutedTo != "":
+		return fmt.Sprintf("model %s is deprecated: Gemini answers its requests with %s (%s); its cost is unknown; use %s", model, m.RoutedTo, m.RoutedSource, DefaultModel)
 	case !m.ComputerUse:
 		return fmt.Sprintf("model %s does not support the Computer Use tool; use %s", model, DefaultModel)
 	case !m.GA:

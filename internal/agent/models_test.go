@@ -70,6 +70,7 @@ func TestModelWarnings(t *testing.T) {
 		{"gemini-9-ultra", "not in the model table"},
 		{"gemini-2.5-flash", "will be shut down on 2026-12-01"},
 		{"gemini-2.5-computer-use-preview-10-2025", "preview"},
+		{"gemini-3.5-flash", "deprecated: Gemini answers its requests with gemini-3.6-flash"},
 	}
 	for _, tc := range tests {
 		got := agent.ModelWarning(tc.model, now)

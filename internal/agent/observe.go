@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -13,8 +14,11 @@ import (
 type Observation struct {
 	// Turn is the model turn just done; 0 is the start.
 	Turn int
-	// Actions are the turn's calls in words ("clicked at (412, 310)").
+	// Actions are the turn's calls in words ("clicked at (412, 310)");
+	// Calls the same calls as data (name and arguments), for a page that
+	// says them in its own language.
 	Actions []string
+	Calls   []TraceCall
 	// Text is what the model said in the turn (not its thoughts).
 	Text []string
 	// URL is the tab's address after the turn.
@@ -23,6 +27,10 @@ type Observation struct {
 	// (PNG or JPEG); nil when the turn did not act on the browser. It is
 	// the run's own buffer: read it, never change it.
 	Screenshot []byte
+	// QuotaWait, when set, is the only news: the agent is about to wait
+	// about this long for the model's quota (requests per minute, or a
+	// 429's pause) before its next turn.
+	QuotaWait time.Duration
 }
 
 // Observer receives a run's observations, on the run's goroutine: it must
@@ -122,6 +130,23 @@ func (r *run) observe(tt TraceTurn, shot []byte) {
 	o := Observation{Turn: tt.Turn, Text: tt.Text, URL: r.c.URL(), Screenshot: shot}
 	for _, c := range tt.Calls {
 		o.Actions = append(o.Actions, Describe(c.Name, c.Args))
+		o.Calls = append(o.Calls, TraceCall{Name: c.Name, Args: c.Args, Target: c.Target})
 	}
 	r.cfg.Observe(o)
+}
+
+// quotaWaiter is a Limiter that can say how long a call would wait now
+// (*Quota).
+type quotaWaiter interface{ Wait() time.Duration }
+
+// observeQuotaWait tells the Observer, if any, that the next model call
+// waits for the quota (at least a second), before it waits.
+func (r *run) observeQuotaWait() {
+	q, ok := r.cfg.Limiter.(quotaWaiter)
+	if r.cfg.Observe == nil || !ok {
+		return
+	}
+	if d := q.Wait(); d >= time.Second {
+		r.cfg.Observe(Observation{Turn: r.turns, URL: r.c.URL(), QuotaWait: d})
+	}
 }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,5 +95,100 @@ func TestDescribe(t *testing.T) {
 		if got := agent.Describe(tc.name, tc.args); got != tc.want {
 			t.Errorf("Describe(%s, %v) = %q, want %q", tc.name, tc.args, got, tc.want)
 		}
+	}
+}
+
+// With a requests-per-minute quota the watcher hears that the next turn
+// waits for it, and about how long, before it waits (the panel shows it
+// on the item's card); every observation of a turn carries its calls as
+// data besides the words.
+func TestQuotaWaitIsObserved(t *testing.T) {
+	clock := gemini.NewFastClock(quotaSpeed)
+	h := newHarnessWith(t, gemini.Config{Now: clock.Now, Script: walk(2)})
+	cfg := h.config()
+	cfg.Limiter = agent.NewQuota(1, 0, clock)
+	var seen []agent.Observation
+	cfg.Observe = func(o agent.Observation) { seen = append(seen, o) }
+	res := agent.Run(context.Background(), cfg, "goal", newFakeComputer(), []agent.Tool{reportTool()})
+	if !res.OK() {
+		t.Fatalf("run = %s", res.FailureText())
+	}
+	waits, calls := 0, 0
+	for _, o := range seen {
+		if o.QuotaWait > 0 {
+			waits++
+			if o.QuotaWait > agent.QuotaWindow || len(o.Screenshot) > 0 || len(o.Actions) > 0 {
+				t.Errorf("a quota wait observation: %+v", o)
+			}
+		}
+		if len(o.Calls) != len(o.Actions) {
+			t.Errorf("turn %d: %d calls for %d actions", o.Turn, len(o.Calls), len(o.Actions))
+		}
+		calls += len(o.Calls)
+	}
+	if waits == 0 || calls == 0 {
+		t.Fatalf("%d quota waits and %d calls observed in %d observations, want both", waits, calls, len(seen))
+	}
+	if d := agent.NewQuota(1, 0, clock).Wait(); d != 0 {
+		t.Errorf("a fresh quota says a wait of %s", d)
+	}
+}
+
+// namingComputer says what is at a point, and has a page text, like a
+// browser tab.
+type namingComputer struct {
+	*fakeComputer
+}
+
+func (n namingComputer) ElementAt(_ context.Context, p agent.Point) (string, error) {
+	return fmt.Sprintf("Add to cart at %d,%d", p.X, p.Y), nil
+}
+
+func (n namingComputer) DescribePage(context.Context) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return fmt.Sprintf("- document \"page %d\"\n", n.version), nil
+}
+
+// A click is named by what was under it (the trace and the panel say
+// "clicked “Add to cart”"), and with DescribePage the page's text rides
+// with the screenshot — the latest one only, never in the trace.
+func TestTheTraceNamesWhatWasClickedAndThePageTextTravels(t *testing.T) {
+	h := newHarness(t, func(req *gemini.Request) gemini.Reply {
+		switch len(req.Contents) {
+		case 1, 3:
+			return calls(call("click_at", map[string]any{"x": 412.0, "y": 310.0}))
+		default:
+			return report("added")
+		}
+	})
+	var seen []agent.Observation
+	cfg := h.config()
+	cfg.DescribePage = true
+	cfg.Observe = func(o agent.Observation) { seen = append(seen, o) }
+	res := agent.Run(context.Background(), cfg, "Buy milk.", namingComputer{newFakeComputer()}, []agent.Tool{reportTool()})
+	if !res.OK() {
+		t.Fatalf("run = %s", res.FailureText())
+	}
+	if len(seen) < 2 || len(seen[1].Calls) != 1 || seen[1].Calls[0].Target != "Add to cart at 412,310" {
+		t.Fatalf("observed calls: %+v", seen)
+	}
+	if _, ok := seen[1].Calls[0].Response[agent.PageTreeKey]; ok {
+		t.Error("the page text is in the observed (traced) response")
+	}
+	reqs := h.srv.Requests()
+	last := reqs[len(reqs)-1]
+	trees := 0
+	for _, fr := range last.AllFunctionResponses() {
+		if _, ok := fr.Response[agent.PageTreeKey]; ok {
+			trees++
+		}
+	}
+	first := last.Contents[0].Parts[len(last.Contents[0].Parts)-1].Text
+	if trees != 1 || !strings.HasPrefix(first, agent.PageTreeIntro) || strings.Contains(first, "- document") {
+		t.Errorf("the last request carries %d page texts in responses and a first one %q; want only the latest", trees, first)
+	}
+	if !strings.HasPrefix(reqs[0].Contents[0].Parts[len(reqs[0].Contents[0].Parts)-1].Text, agent.PageTreeIntro+"- document") {
+		t.Errorf("the first request has no page text: %+v", reqs[0].Contents[0].Parts)
 	}
 }

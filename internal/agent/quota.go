@@ -123,6 +123,23 @@ func (q *Quota) Pause(d time.Duration) {
 	}
 }
 
+// Wait is about how long a request asked for now would wait for the
+// quota: the pause, or until the window has room (0: none, or only for
+// the requests in flight to end).
+func (q *Quota) Wait() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	q.prune(now)
+	switch {
+	case now.Before(q.paused):
+		return q.paused.Sub(now)
+	case q.rpm > 0 && q.inFlight+len(q.released) >= q.rpm && len(q.released) > 0:
+		return q.released[0].Add(QuotaWindow).Sub(now)
+	}
+	return 0
+}
+
 // PausedUntil is the end of the current pause (zero or past: none).
 func (q *Quota) PausedUntil() time.Time {
 	q.mu.Lock()

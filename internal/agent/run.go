@@ -81,6 +81,9 @@ type run struct {
 	turns    int
 	usage    Usage
 	repeat   repeatState
+	// dropTree removes the page text sent with the previous screenshot
+	// (Config.DescribePage: only the latest one stays in the history).
+	dropTree func()
 }
 
 func (r *run) setup(tools []Tool) error {
@@ -225,6 +228,11 @@ func (r *run) loop(goal string) Result {
 	}
 	img := genai.NewPartFromBytes(shot, imageMIME(shot))
 	parts = append(parts, img)
+	if tree := r.describePage(); tree != "" {
+		part := genai.NewPartFromText(PageTreeIntro + tree)
+		parts = append(parts, part)
+		r.dropTree = func() { part.Text = PageTreeIntro + "(an earlier screen; see the latest)" }
+	}
 	first := &genai.Content{Role: genai.RoleUser, Parts: parts}
 	r.history = append(r.history, first)
 	r.images = append(r.images, imageRef{content: first, part: img})
@@ -306,6 +314,31 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// PageTreeIntro opens the text part of the first screen's page tree;
+// later screens carry theirs under PageTreeKey in the function response.
+const (
+	PageTreeIntro = "Page elements (the accessibility tree, boxes in 0-999 screen coordinates):\n"
+	PageTreeKey   = "page_elements"
+)
+
+// describePage is the page's text when Config.DescribePage is set and the
+// Computer can give it; "" otherwise or when reading it failed (the
+// screenshot still stands).
+func (r *run) describePage() string {
+	d, ok := r.c.(PageDescriber)
+	if !r.cfg.DescribePage || !ok {
+		return ""
+	}
+	ctx, cancel := r.stepCtx()
+	defer cancel()
+	tree, err := d.DescribePage(ctx)
+	if err != nil {
+		r.log.Debug("the page could not be described", "err", err)
+		return ""
+	}
+	return tree
+}
+
 func (r *run) screenshot() ([]byte, *Result) {
 	ctx, cancel := r.stepCtx()
 	defer cancel()
@@ -348,6 +381,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *TraceTurn) (*genai.Conten
 		}
 
 		var resp map[string]any
+		target := ""
 		tool, isTool := r.tools[fc.Name]
 		act, isAction := predefined[fc.Name]
 		switch {
@@ -369,6 +403,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *TraceTurn) (*genai.Conten
 				resp = map[string]any{}
 			}
 		case isAction && !r.excluded[fc.Name]:
+			target = r.elementAt(fc.Name, args)
 			err := r.act(act, args)
 			resp = map[string]any{"url": r.c.URL()}
 			lastAction = len(answer.Parts)
@@ -394,7 +429,7 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *TraceTurn) (*genai.Conten
 			resp["notices"] = notices
 		}
 		answer.Parts = append(answer.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: resp}})
-		tt.Calls = append(tt.Calls, TraceCall{Name: fc.Name, Args: args, Response: resp, Millis: time.Since(started).Milliseconds()})
+		tt.Calls = append(tt.Calls, TraceCall{Name: fc.Name, Args: args, Target: target, Response: resp, Millis: time.Since(started).Milliseconds()})
 	}
 
 	var shot []byte
@@ -406,6 +441,17 @@ func (r *run) execute(calls []*genai.FunctionCall, tt *TraceTurn) (*genai.Conten
 		}
 		fr := answer.Parts[lastAction].FunctionResponse
 		fr.Parts = []*genai.FunctionResponsePart{genai.NewFunctionResponsePartFromBytes(shot, imageMIME(shot))}
+		if tree := r.describePage(); tree != "" {
+			if r.dropTree != nil {
+				r.dropTree()
+			}
+			// The model's copy only: the trace and the live view keep the
+			// response without the page's text.
+			fr.Response = maps.Clone(fr.Response)
+			fr.Response[PageTreeKey] = tree
+			resp := fr.Response
+			r.dropTree = func() { delete(resp, PageTreeKey) }
+		}
 		r.images = append(r.images, imageRef{content: answer, response: fr})
 		screen = sha256.Sum256(shot)
 		tt.URL = r.c.URL()
@@ -439,6 +485,31 @@ func (r *run) act(a action, args map[string]any) error {
 	ctx, cancel := r.stepCtx()
 	defer cancel()
 	return a(ctx, r.c, actionEnv{homeURL: r.cfg.HomeURL}, args)
+}
+
+// pointActions are the actions at a point of the screen whose element the
+// trace names.
+var pointActions = map[string]bool{"click_at": true, "type_text_at": true, "hover_at": true}
+
+// elementAt names what is at a point action's point before it runs ("" when
+// the Computer cannot say, or it is not such an action).
+func (r *run) elementAt(name string, args map[string]any) string {
+	n, ok := r.c.(ElementNamer)
+	if !ok || !pointActions[name] {
+		return ""
+	}
+	p, err := point(args, "x", "y")
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := r.stepCtx()
+	defer cancel()
+	s, err := n.ElementAt(ctx, p)
+	if err != nil {
+		r.log.Debug("the element at the point could not be named", "err", err)
+		return ""
+	}
+	return s
 }
 
 func (r *run) callTool(t Tool, args map[string]any) (ToolOutput, error) {
@@ -664,6 +735,7 @@ func (r *run) generate(quotaN int) (*genai.GenerateContentResponse, error) {
 	ctx, cancel := r.stepCtx()
 	defer cancel()
 	if r.cfg.Limiter != nil {
+		r.observeQuotaWait()
 		if err := r.cfg.Limiter.Acquire(ctx, 1); err != nil {
 			return nil, fmt.Errorf("wait for a model-call slot: %w", err)
 		}

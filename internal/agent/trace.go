@@ -39,8 +39,11 @@ type TraceTurn struct {
 
 // TraceCall is one call of a turn, with its answer and how long it took.
 type TraceCall struct {
-	Name     string         `json:"name"`
-	Args     map[string]any `json:"args,omitempty"`
+	Name string         `json:"name"`
+	Args map[string]any `json:"args,omitempty"`
+	// Target is what was at the action's point before it ran (a button's
+	// or link's text), when the Computer can say (ElementNamer).
+	Target   string         `json:"target,omitempty"`
 	Response map[string]any `json:"response,omitempty"`
 	Millis   int64          `json:"ms"`
 }

@@ -28,7 +28,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
-	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -213,20 +212,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		r.log.Warn(w)
 	}
 
-	var cart shop.CartReader
-	if env.demo != nil {
-		cart = demoCart{env.demo}
-	} else {
-		// Chosen per run: a long-running add-on may outlive a model.
-		review, warn := ReviewModel(env.model, r.cfg.ReviewModel, r.now())
-		if warn != "" {
-			r.log.Warn(warn)
-		}
-		cart = &shop.ModelCartReader{
-			Client: env.client, Model: review, CartURL: env.profile.CartURL, Limiter: limiter,
-			Price: price, Logger: r.base,
-		}
-	}
+	cart := r.cartReader(env, limiter, price)
 	journalDir := ""
 	if r.cfg.DataDir != "" {
 		journalDir = shop.JournalDir(r.cfg.DataDir)
@@ -236,36 +222,26 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		source = "terminal"
 	}
 	scfg := shop.Config{
-		Provider:   provider,
-		LaunchHost: r.launcher(env),
-		Store:      storeInfo(env.profile),
-		Agent: agent.Config{
-			Client:                   env.client,
-			Model:                    env.model,
-			MaxTurns:                 r.cfg.MaxTurns,
-			TimeBudget:               r.cfg.TimeBudget,
-			Confirmer:                r.deps.Confirmer,
-			Limiter:                  limiter,
-			TraceDir:                 r.cfg.TraceDir,
-			Logger:                   r.base,
-			Price:                    price,
-			Backoff:                  r.deps.ModelBackoff,
-			ThinkingLevel:            r.cfg.ThinkingLevel,
-			MediaResolution:          r.cfg.MediaResolution,
-			PromptInjectionDetection: r.promptInjectionDetection(env),
-		},
+		Provider:             provider,
+		LaunchHost:           r.launcher(env),
+		Store:                storeInfo(env.profile),
+		Agent:                r.agentConfig(env, limiter, price),
 		RunAgent:             r.deps.RunAgent,
 		Concurrency:          concurrency,
 		ModelCalls:           modelCalls,
 		RetryTagged:          r.cfg.RetryTagged || req.RetryTagged,
+		OnlyTagged:           req.RetryFailed,
 		Items:                req.Items,
+		WrongProducts:        wrongProducts(req.WrongProducts),
 		PostalCode:           r.cfg.PostalCode,
 		Resolver:             r.deps.Resolver,
 		Preferences:          r.preferences(),
 		Memory:               r.productMemory(),
 		Recall:               r.productRecall(),
+		Policies:             r.itemPolicies(),
 		Replay:               ReplayMode(r.cfg.Replay, env.profile),
 		ReplayMaxPriceChange: r.cfg.ReplayMaxPriceChange,
+		PriceChangePercent:   r.cfg.ReviewPriceChange,
 		Cart:                 cart,
 		Notifiers:            r.deps.Notifiers,
 		Bus:                  r.deps.Bus,
@@ -276,6 +252,28 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Logger:               r.base,
 	}
 	return shop.Run(ctx, scfg)
+}
+
+// agentConfig is every agent's configuration (the runs' and the cart
+// actions').
+func (r *Runner) agentConfig(env *environment, limiter *agent.Quota, price *agent.Price) agent.Config {
+	return agent.Config{
+		Client:                   env.client,
+		Model:                    env.model,
+		MaxTurns:                 r.cfg.MaxTurns,
+		TimeBudget:               r.cfg.TimeBudget,
+		Confirmer:                r.deps.Confirmer,
+		Limiter:                  limiter,
+		TraceDir:                 r.cfg.TraceDir,
+		Logger:                   r.base,
+		Price:                    price,
+		Backoff:                  r.deps.ModelBackoff,
+		ThinkingLevel:            r.cfg.ThinkingLevel,
+		MediaResolution:          r.cfg.MediaResolution,
+		PromptInjectionDetection: r.promptInjectionDetection(env),
+		// The offline planner reads the page's text, not its pixels.
+		DescribePage: r.cfg.GeminiModel == config.ScriptedModel,
+	}
 }
 
 // cannotRun reports a run that failed before it began: subscribers (MQTT
@@ -403,13 +401,13 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 	case r.cfg.GeminiModel == config.ScriptedModel:
 		so := r.deps.Scripted
 		script := scripted.New(scripted.Options{
-			Store:             env.demo,
 			PostalCode:        r.cfg.PostalCode,
 			BaseURL:           strings.TrimSuffix(env.demo.BaseURL(), "/"),
 			SearchURLTemplate: profile.SearchURLTemplate,
-			Width:             r.cfg.ViewportWidth,
-			Height:            r.cfg.ViewportHeight,
 			Misbehave:         so.Misbehave,
+			// Like a real agent (and a replay): the product's page, not
+			// its search tile, so a replay's speed-up is like for like.
+			ProductPages: true,
 		}).Script()
 		if so.Wrap != nil {
 			script = so.Wrap(script)
@@ -561,7 +559,17 @@ func storeInfo(p store.Profile) shop.Store {
 		display = "the demo store"
 	}
 	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
-		Product: p.Product, CartJSONURL: p.CartJSONURL}
+		Product: p.Product, CartJSONURL: p.CartJSONURL, CartSet: cartSetOp(p)}
+}
+
+// cartSetOp is the profile's set-quantity cart operation, if it has one.
+func cartSetOp(p store.Profile) store.CartOp {
+	for _, op := range p.CartOps {
+		if op.Kind == store.CartSet {
+			return op
+		}
+	}
+	return store.CartOp{}
 }
 
 // ReplayMode is the replay a run uses: the configured one, or by default
@@ -578,6 +586,13 @@ func ReplayMode(configured string, p store.Profile) shop.ReplayMode {
 		return shop.ReplayAgent
 	}
 	return shop.ReplayOff
+}
+
+func (r *Runner) itemPolicies() shop.ItemPolicies {
+	if m := r.memory(); m.m != nil {
+		return m
+	}
+	return nil
 }
 
 func (r *Runner) productRecall() shop.ProductRecall {
@@ -604,27 +619,41 @@ func OpenList(path string, log *slog.Logger) (shoppinglist.Provider, error) {
 	return f, nil
 }
 
-// demoCart reads the embedded demo store's cart. The demo store is one
-// shopper whose cart belongs to the account, and it runs in this process,
-// so its cart is read directly (the store's /api/cart needs the browser's
-// session cookie, which browser.Tab does not expose).
-type demoCart struct{ srv *demostore.Server }
-
-var _ shop.CartReader = demoCart{}
-
-func (d demoCart) ReadCart(context.Context, shop.Host) (shop.Cart, error) {
-	lines := d.srv.Cart()
-	out := shop.Cart{Lines: make([]shop.CartLine, 0, len(lines)), ReadAt: time.Now()}
-	for _, l := range lines {
-		name := l.Name
-		if p, ok := demostore.ProductByID(l.ProductID); ok {
-			name = strings.Join(strings.Fields(p.Brand+" "+p.Name+" "+p.Size), " ")
-		}
-		c := money.Cents(l.UnitCents)
-		out.Lines = append(out.Lines, shop.CartLine{
-			Name: name, ProductID: l.ProductID, Quantity: l.Quantity,
-			Price: money.Price{Text: money.Format(c), UnitCents: c, Known: true},
-		})
+// cartReader is how the run (its review) and the cart actions read the cart: the cart page
+// by code when the profile has a reader (no model call), and the model
+// when that reading is not confirmed or there is no reader. The demo
+// store's reader is exact and there is no model to fall back on.
+func (r *Runner) cartReader(env *environment, limiter agent.Limiter, price *agent.Price) shop.CartReader {
+	p := env.profile
+	var page shop.CartReader
+	if p.Cart.Line != "" {
+		page = &shop.PageCartReader{CartURL: p.CartURL, Page: p.Cart, CartCount: p.Product.CartCount}
 	}
-	return out, nil
+	if env.demo != nil {
+		return page
+	}
+	// Chosen per run: a long-running add-on may outlive a model.
+	review, warn := ReviewModel(env.model, r.cfg.ReviewModel, r.now())
+	if warn != "" {
+		r.log.Warn(warn)
+	}
+	model := &shop.ModelCartReader{
+		Client: env.client, Model: review, CartURL: p.CartURL, Limiter: limiter,
+		Price: price, Logger: r.base,
+	}
+	if page == nil {
+		return model
+	}
+	return &shop.FallbackCartReader{First: page, Then: model, Logger: r.base}
+}
+
+func wrongProducts(in map[string]runstatus.WrongProduct) map[string]shop.WrongProduct {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]shop.WrongProduct, len(in))
+	for item, p := range in {
+		out[item] = shop.WrongProduct{Name: p.Name, URL: p.URL}
+	}
+	return out
 }

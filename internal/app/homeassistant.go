@@ -9,6 +9,8 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/ask"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 )
 
@@ -38,11 +40,38 @@ func HomeAssistantOptions(cfg config.Config, logger *slog.Logger) homeassistant.
 // exist and to support what a run does — the provider `serve` and `shop`
 // share. Its SendSummary is the summary notification.
 func TodoList(ctx context.Context, c *homeassistant.Client, cfg config.Config, logger *slog.Logger) (*homeassistant.TodoProvider, error) {
-	todo := homeassistant.NewTodoProvider(c, homeassistant.TodoOptions{Entity: cfg.TodoEntity, Logger: logger})
+	todo := homeassistant.NewTodoProvider(c, homeassistant.TodoOptions{Entity: cfg.TodoEntity, Logger: logger,
+		Notifier: Notifier(cfg, c)})
 	if err := todo.Check(ctx); err != nil {
 		return nil, err
 	}
 	return todo, nil
+}
+
+// Notifier is Home Assistant's persistent notifications on c in cfg's
+// language.
+func Notifier(cfg config.Config, c *homeassistant.Client) *homeassistant.Notifier {
+	return homeassistant.NewNotifier(c, homeassistant.NotifierOptions{Messages: messages.For(cfg.Language)})
+}
+
+// phoneOptions are the phones of ha_notify, speaking cfg's language.
+func phoneOptions(cfg config.Config, logger *slog.Logger) homeassistant.PhoneOptions {
+	return homeassistant.PhoneOptions{Services: cfg.HANotify, Logger: logger, Messages: messages.For(cfg.Language)}
+}
+
+// ReviewOnPhones is the review pack on the phones of ha_notify (nil
+// without Home Assistant or phones); act carries out the actions pressed
+// (CartActions).
+func ReviewOnPhones(cfg config.Config, c *homeassistant.Client, logger *slog.Logger,
+	act func(context.Context, reviewpack.Request) (reviewpack.Action, error)) (*homeassistant.ReviewPhone, error) {
+	if c == nil || len(cfg.HANotify) == 0 {
+		return nil, nil
+	}
+	phone, err := homeassistant.NewPhone(c, phoneOptions(cfg, logger))
+	if err != nil {
+		return nil, fmt.Errorf("ha_notify: %w", err)
+	}
+	return homeassistant.NewReviewPhone(phone, act), nil
 }
 
 // WireQuestions sets deps.Resolver and deps.Confirmer to ask on every
@@ -54,24 +83,28 @@ func WireQuestions(cfg config.Config, c *homeassistant.Client, deps *Deps, logge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	m := messages.For(cfg.Language)
 	channels := append([]ask.Channel(nil), extra...)
 	if c != nil && len(cfg.HANotify) > 0 {
-		phone, err := homeassistant.NewPhone(c, homeassistant.PhoneOptions{Services: cfg.HANotify, Logger: logger})
+		phone, err := homeassistant.NewPhone(c, phoneOptions(cfg, logger))
 		if err != nil {
 			return fmt.Errorf("ha_notify: %w", err)
 		}
-		channels = append(channels, ask.Channel{Name: "the phone", Chooser: phone, Confirmer: phone})
+		channels = append(channels, ask.Channel{Name: m.T("question.on_phone"), Chooser: phone, Confirmer: phone})
 	}
 	if len(channels) == len(extra) && len(cfg.HANotify) > 0 {
 		logger.Warn("ha_notify is set but Home Assistant is not connected: questions go to Telegram only, if configured")
 	}
 	if len(channels) == 0 {
+		if deps.Resolver == nil && deps.Confirmer == nil {
+			logger.Info("no channel can ask (no panel, ha_notify phone or Telegram): the agent decides ambiguous items itself, sold-out items are reported not found, safety confirmations are denied")
+		}
 		return nil
 	}
 	if deps.Resolver != nil || deps.Confirmer != nil {
-		channels = append(channels, ask.Channel{Name: "Telegram", Chooser: deps.Resolver, Confirmer: deps.Confirmer})
+		channels = append(channels, ask.Channel{Name: m.T("question.on_telegram"), Chooser: deps.Resolver, Confirmer: deps.Confirmer})
 	}
-	asker, err := ask.New(ask.Options{Timeout: cfg.TelegramResponseTimeout, Logger: logger}, channels...)
+	asker, err := ask.New(ask.Options{Timeout: cfg.TelegramResponseTimeout, Logger: logger, Messages: m}, channels...)
 	if err != nil {
 		return err
 	}

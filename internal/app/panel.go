@@ -26,8 +26,9 @@ import (
 // the journals and traces, and the product memory.
 
 // Preview reads the list as the next run would shop it (the panel's
-// preview before Start), without changing it.
-func (r *Runner) Preview(ctx context.Context, retryTagged bool) (shoppinglist.Plan, error) {
+// preview before Start), without changing it; retryFailed previews Retry
+// failed: only the items tagged #404/#failed.
+func (r *Runner) Preview(ctx context.Context, retryFailed bool) (shoppinglist.Plan, error) {
 	provider := r.deps.Provider
 	if provider == nil {
 		if strings.TrimSpace(r.cfg.ShoppingList) == "" {
@@ -43,7 +44,10 @@ func (r *Runner) Preview(ctx context.Context, retryTagged bool) (shoppinglist.Pl
 	if err != nil {
 		return shoppinglist.Plan{}, fmt.Errorf("read the shopping list: %w", err)
 	}
-	return shoppinglist.PlanRun(items, r.cfg.RetryTagged || retryTagged), nil
+	if retryFailed {
+		return shoppinglist.PlanRun(shoppinglist.OnlyTagged(items), true), nil
+	}
+	return shoppinglist.PlanRun(items, r.cfg.RetryTagged), nil
 }
 
 // PanelWatcher shows every agent's screens in the panel (shop's Watcher).
@@ -52,6 +56,10 @@ func PanelWatcher(p *panel.Panel) shop.Watcher { return panelWatcher{p} }
 type panelWatcher struct{ p *panel.Panel }
 
 func (w panelWatcher) Watch(itemID, itemName string, o agent.Observation) {
+	if o.QuotaWait > 0 {
+		w.p.WaitForQuota(itemID, o.QuotaWait)
+		return
+	}
 	if len(o.Screenshot) == 0 {
 		return // a turn that did not act: the screen is the one shown
 	}
@@ -59,7 +67,18 @@ func (w panelWatcher) Watch(itemID, itemName string, o agent.Observation) {
 	if o.Turn == 0 {
 		action = "started"
 	}
-	w.p.Show(panel.Frame{ItemID: itemID, Item: itemName, Turn: o.Turn, Action: action, URL: o.URL, Image: o.Screenshot})
+	w.p.Show(panel.Frame{ItemID: itemID, Item: itemName, Turn: o.Turn, Action: action, Calls: panelCalls(o.Calls), URL: o.URL, Image: o.Screenshot})
+}
+
+// panelCalls is an agent's calls as the panel's page says them.
+func panelCalls(calls []agent.TraceCall) []panel.Call {
+	out := make([]panel.Call, 0, len(calls))
+	for _, c := range calls {
+		pc := panel.NewCall(c.Name, c.Args)
+		pc.Target = report.Clip(c.Target, report.MaxNameRunes)
+		out = append(out, pc)
+	}
+	return out
 }
 
 // History reads the past runs for the panel: the journals in the data
@@ -114,6 +133,9 @@ func runInfo(rec shop.JournalRecord) panel.RunInfo {
 		FinishedAt: rec.FinishedAt, Error: rec.Error, Items: len(rec.Items), Usage: rec.Usage}
 	for _, it := range rec.Items {
 		if it.Result == nil {
+			if it.Status == shop.ItemInterrupted || (rec.FinishedAt != nil && it.Status != shop.ItemDone && it.DuplicateOf == "") {
+				info.NotShopped++ // an older journal: no result for an item a stopped run never finished
+			}
 			continue
 		}
 		switch it.Result.Outcome {
@@ -123,6 +145,8 @@ func runInfo(rec shop.JournalRecord) panel.RunInfo {
 			info.NotFound++
 		case report.OutcomeFailed:
 			info.Failed++
+		case report.OutcomeNotShopped:
+			info.NotShopped++
 		}
 	}
 	return info
@@ -144,6 +168,7 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 		}
 		d.Items = append(d.Items, ri)
 	}
+	d.Pack = rec.Pack
 	if rv := rec.Review; rv != nil {
 		d.CartURL = rv.CartURL
 		for _, c := range rv.Changes {
@@ -201,7 +226,7 @@ func (h History) Trace(_ context.Context, runID, trace string) (panel.Trace, err
 	out := panel.Trace{Goal: tr.Goal, URL: tr.URL, Screenshot: tr.Screenshot, Turns: []panel.TraceTurn{}}
 	for _, t := range tr.Turns {
 		pt := panel.TraceTurn{Turn: t.Turn, Started: t.Started, ModelMS: t.ModelMillis, PromptTokens: t.PromptTokens,
-			OutputTokens: t.OutputTokens, Text: t.Text, Actions: []string{}, URL: t.URL, Screenshot: t.Screenshot}
+			OutputTokens: t.OutputTokens, Text: t.Text, Actions: []string{}, Calls: panelCalls(t.Calls), URL: t.URL, Screenshot: t.Screenshot}
 		for _, c := range t.Calls {
 			pt.Actions = append(pt.Actions, agent.Describe(c.Name, c.Args))
 		}
@@ -256,7 +281,7 @@ func (p *panelProducts) open() (*products.Memory, error) {
 		if store == "" {
 			store = config.DefaultStore
 		}
-		p.mem, p.err = products.Open(p.cfg.DataDir, store, products.WithLogger(p.log))
+		p.mem, p.err = OpenProducts(p.cfg.DataDir, store, p.cfg.ProductExpiry(), p.log)
 	})
 	return p.mem, p.err
 }
@@ -272,10 +297,38 @@ func (p *panelProducts) Products(context.Context) ([]panel.Product, error) {
 	}
 	out := make([]panel.Product, 0, len(list))
 	for _, e := range list {
-		out = append(out, panel.Product{Key: e.Key, Name: e.Name, URL: e.URL, Size: e.Size, Price: e.Price,
-			Quantity: e.Quantity, LastSeen: e.LastSeen, Times: e.TimesChosen, Pinned: e.Pinned})
+		pp := panel.Product{Key: e.Key, Name: e.Name, URL: e.URL, Size: e.Size, Price: e.Price,
+			Quantity: e.Quantity, LastSeen: e.LastSeen, Times: e.TimesChosen, Pinned: e.Pinned, Policy: e.Policy}
+		if s := e.Substitute; s != nil {
+			pp.Substitute = &panel.Substitute{Name: s.Name, URL: s.URL, Price: s.Price, LastSeen: s.LastSeen, ByHousehold: s.ByHousehold, InARow: s.InARow}
+		}
+		out = append(out, pp)
 	}
 	return out, nil
+}
+
+func (p *panelProducts) PinSubstitute(_ context.Context, item string) error {
+	m, err := p.open()
+	if err != nil {
+		return err
+	}
+	return notFound(m.PinSubstitute(item))
+}
+
+func (p *panelProducts) SetPolicy(_ context.Context, item string, pol shoppinglist.Policy) error {
+	m, err := p.open()
+	if err != nil {
+		return err
+	}
+	return m.SetPolicy(item, pol)
+}
+
+// notFound marks a "nothing remembered" error as the panel's ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, products.ErrNotRemembered) {
+		return fmt.Errorf("%w: %w", panel.ErrNotFound, err)
+	}
+	return err
 }
 
 func (p *panelProducts) Forget(_ context.Context, item string) error {
@@ -283,11 +336,5 @@ func (p *panelProducts) Forget(_ context.Context, item string) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Forget(item); err != nil {
-		if errors.Is(err, products.ErrNotRemembered) {
-			return fmt.Errorf("%w: %w", panel.ErrNotFound, err)
-		}
-		return err
-	}
-	return nil
+	return notFound(m.Forget(item))
 }

@@ -1,6 +1,10 @@
 package app
 
 import (
+	"errors"
+	"log/slog"
+	"time"
+
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -11,7 +15,26 @@ var (
 	_ shop.Preferences   = memoryAdapter{}
 	_ shop.ProductMemory = memoryAdapter{}
 	_ shop.ProductRecall = memoryAdapter{}
+	_ shop.ItemPolicies  = memoryAdapter{}
 )
+
+// OpenProducts opens the product memory of the store named storeName in
+// dataDir, its entries validated on load against the store's profile
+// (an address outside its allowlist or on a checkout or account page is
+// logged and ignored). An unknown store name only gets the form checks.
+// A product unused for longer than expiry goes back to the agent (0: never).
+func OpenProducts(dataDir, storeName string, expiry time.Duration, log *slog.Logger) (*products.Memory, error) {
+	opts := []products.Option{products.WithLogger(log), products.WithExpiry(expiry)}
+	if prof, err := store.Lookup(storeName); err == nil {
+		opts = append(opts, products.WithURLCheck(func(raw string) error {
+			if v := prof.CheckURL(raw); !v.Allowed {
+				return errors.New(v.Reason)
+			}
+			return nil
+		}))
+	}
+	return products.Open(dataDir, storeName, opts...)
+}
 
 // Memory adapts a store's product memory to the run: its pinned products
 // are the ⭐ preferences (shop.Preferences), and every add is recorded
@@ -47,8 +70,15 @@ func (a memoryAdapter) Recall(item string) (shop.Remembered, bool) {
 	return shop.Remembered{Name: e.Name, URL: e.URL, ProductID: e.ProductID, Price: e.Price, Size: e.Size}, true
 }
 
-func (a memoryAdapter) Added(item string, ad shoppinglist.Added) error {
-	return a.m.Added(item, products.Product{Name: ad.ProductName, URL: ad.URL, ProductID: store.ProductID(ad.URL), Price: ad.Price.Text, Quantity: ad.Quantity})
+func (a memoryAdapter) Added(item string, ad shoppinglist.Added, how shop.AddedHow) error {
+	return a.m.Record(item, products.Product{Name: ad.ProductName, URL: ad.URL, ProductID: store.ProductID(ad.URL), Price: ad.Price.Text, Quantity: ad.Quantity},
+		products.Source{Substitute: how.Substitute, Household: how.Household})
+}
+
+// Policy is the item's policy set in the panel.
+func (a memoryAdapter) Policy(item string) shoppinglist.Policy {
+	e, _ := a.m.Entry(item)
+	return e.Policy
 }
 
 // memory opens the configured store's product memory once (nil without a
@@ -59,7 +89,7 @@ func (r *Runner) memory() memoryAdapter {
 	if r.mem != nil || r.cfg.DataDir == "" {
 		return memoryAdapter{r.mem}
 	}
-	m, err := products.Open(r.cfg.DataDir, r.cfg.Store, products.WithLogger(r.base))
+	m, err := OpenProducts(r.cfg.DataDir, r.cfg.Store, r.cfg.ProductExpiry(), r.base)
 	if err != nil {
 		r.log.Warn("remembered products are unavailable", "err", err)
 		return memoryAdapter{}

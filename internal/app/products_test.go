@@ -18,7 +18,7 @@ func TestMemoryAdapter(t *testing.T) {
 	}
 	a := Memory(m)
 	url := "https://127.0.0.1:8443/en/online-grocery/aisles/dairy-eggs/natrel-2-milk-2-l/p/12"
-	if err := a.Added("2x milk", shoppinglist.Added{ProductName: "Natrel 2% Milk 2 L", URL: url, Price: money.Parse("$5.49"), Quantity: 2}); err != nil {
+	if err := a.Added("2x milk", shoppinglist.Added{ProductName: "Natrel 2% Milk 2 L", URL: url, Price: money.Parse("$5.49"), Quantity: 2}, shop.AddedHow{}); err != nil {
 		t.Fatal(err)
 	}
 	e, ok := m.Lookup("milk")

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -33,7 +32,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		return
 	}
 	e := newE2E(t, "bananas", "sourdough bread", "2x eggs", "olive oil")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestResumeAfterSIGKILL$", "-test.count=1")

@@ -31,7 +31,7 @@ func internalImports(t *testing.T, pkg string) []string {
 }
 
 // light are the shared value packages every package may use.
-var light = []string{"config", "shoppinglist", "report", "money", "runstatus", "choice", "screen", "atomicfile"}
+var light = []string{"config", "messages", "shoppinglist", "report", "reviewpack", "money", "runstatus", "choice", "screen", "atomicfile"}
 
 func TestImportRules(t *testing.T) {
 	tests := []struct {
@@ -51,13 +51,19 @@ func TestImportRules(t *testing.T) {
 		{"preferences", nil},
 		{"products", []string{"preferences"}},
 		{"demostore", nil},
+		{"eval", []string{"app", "shop", "store", "demostore"}},
 		{"config", nil},
 		{"money", nil},
 		{"report", nil},
+		{"reviewpack", nil},
 		{"choice", nil},
 		{"ask", nil},
 		{"screen", nil},
 		{"atomicfile", nil},
+		{"messages", nil},
+		// The offline planner sees only what a model is sent (the agent's
+		// page text): never the demo store's catalogue or cart.
+		{"scripted", []string{"agent", "fake/gemini"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.pkg, func(t *testing.T) {
@@ -68,5 +74,29 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("internal/%s imports internal/%s, which docs/architecture.md does not allow", tc.pkg, imp)
 			}
 		})
+	}
+}
+
+// The offline planner must not reach the demo store even through another
+// package: it would see the store's catalogue and cart, which a model
+// never sees (go list -deps ./internal/scripted).
+func TestScriptedPlannerCannotSeeTheStore(t *testing.T) {
+	seen := map[string]bool{}
+	var walk func(pkg string, path []string)
+	walk = func(pkg string, path []string) {
+		if seen[pkg] {
+			return
+		}
+		seen[pkg] = true
+		for _, imp := range internalImports(t, pkg) {
+			if imp == "demostore" {
+				t.Errorf("internal/scripted reaches internal/demostore: %s", strings.Join(append(path, pkg, imp), " → "))
+			}
+			walk(imp, append(path, pkg))
+		}
+	}
+	walk("scripted", nil)
+	if !seen["agent"] {
+		t.Fatal("the walk did not follow scripted's imports")
 	}
 }

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/report"
 )
 
 // Chooser asks a person to choose a product (shop.ChoiceResolver's method).
@@ -54,6 +56,9 @@ type Options struct {
 	Timeout time.Duration
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Messages is the language of the line that tells the other channels
+	// what was answered (the zero value speaks English).
+	Messages messages.Catalog
 }
 
 // Asker fans questions out to its channels. It implements
@@ -62,6 +67,7 @@ type Asker struct {
 	channels []Channel
 	timeout  time.Duration
 	log      *slog.Logger
+	msg      messages.Catalog
 	// expiry starts a question's timeout (time.After; a test ends it on cue).
 	expiry func(time.Duration) <-chan time.Time
 }
@@ -77,7 +83,7 @@ func New(opts Options, channels ...Channel) (*Asker, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Asker{channels: channels, timeout: opts.Timeout, log: opts.Logger.With("component", "ask"), expiry: time.After}, nil
+	return &Asker{channels: channels, timeout: opts.Timeout, log: opts.Logger.With("component", "ask"), msg: opts.Messages, expiry: time.After}, nil
 }
 
 // Channels names the channels that can choose and confirm.
@@ -94,6 +100,7 @@ func (a *Asker) Channels() []string {
 // "timeout" and a nil error. An error means no channel could ask (every
 // one failed) or ctx ended.
 func (a *Asker) Choose(ctx context.Context, q choice.Question) (choice.Answer, error) {
+	q = q.Bounded() // every channel shows bounded texts
 	var asks []func(context.Context) (choice.Answer, error)
 	var names []string
 	for _, c := range a.channels {
@@ -106,7 +113,7 @@ func (a *Asker) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 	timedOut := func(ans choice.Answer) bool {
 		return ans.Kind == choice.KindNothing && ans.Reason == choice.ReasonTimeout
 	}
-	ans, err := fanOut(ctx, a, names, asks, timedOut, func(ans choice.Answer) string { return choice.AnswerLine(q, ans) })
+	ans, err := fanOut(ctx, a, names, asks, timedOut, func(ans choice.Answer) string { return choice.AnswerLineIn(a.msg, q, ans) })
 	if errors.Is(err, errTimeout) {
 		a.log.Info("no answer in time", "item", q.ItemName, "timeout", a.timeout)
 		return choice.Answer{Kind: choice.KindNothing, Reason: choice.ReasonTimeout}, nil
@@ -121,6 +128,7 @@ func (a *Asker) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 // answer within the timeout is No (false, nil); an error (no channel could
 // ask, ctx ended) is never a yes.
 func (a *Asker) Confirm(ctx context.Context, explanation, action string) (bool, error) {
+	explanation, action = report.Clip(explanation, report.MaxTextRunes), report.Clip(action, report.MaxTextRunes)
 	var asks []func(context.Context) (bool, error)
 	var names []string
 	for _, c := range a.channels {
@@ -132,9 +140,9 @@ func (a *Asker) Confirm(ctx context.Context, explanation, action string) (bool, 
 	}
 	yes, err := fanOut(ctx, a, names, asks, nil, func(yes bool) string {
 		if yes {
-			return "✅ Yes."
+			return a.msg.T("question.yes")
 		}
-		return "❌ No."
+		return a.msg.T("question.no")
 	})
 	if errors.Is(err, errTimeout) {
 		a.log.Info("no confirmation in time: treated as no", "action", action)

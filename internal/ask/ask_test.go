@@ -2,6 +2,7 @@ package ask_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -217,7 +218,7 @@ func TestChooseOnThePhone(t *testing.T) {
 		{"a typed number with ⭐ remembers", []step{{action: "_R", reply: "⭐1"}}, choice.Answer{Kind: choice.KindProduct, Index: 0, Remember: true}},
 		{"an invalid number is asked again", []step{
 			{action: "_R", reply: "9"},
-			{action: "_R", reply: "2", wantShown: "Please choose 1–5"},
+			{action: "_R", reply: "2", wantShown: "Please choose 1–6"},
 		}, choice.Answer{Kind: choice.KindProduct, Index: 1}},
 		{"typed text", []step{{action: "_R", reply: "lactose-free milk"}}, choice.Answer{Kind: choice.KindCustom, Text: "lactose-free milk"}},
 		{"something else, then the text", []step{
@@ -225,6 +226,8 @@ func TestChooseOnThePhone(t *testing.T) {
 			{action: "_R", reply: "2", wantShown: "What would you like instead"},
 		}, choice.Answer{Kind: choice.KindCustom, Text: "2"}},
 		{"nothing", []step{{action: "_R", reply: "4"}}, choice.Answer{Kind: choice.KindNothing}},
+		{"skip this week by number", []step{{action: "_R", reply: "6", wantShown: "6. Skip this week"}}, choice.Answer{Kind: choice.KindSkip}},
+		{"skip this week typed", []step{{action: "_R", reply: "Skip this week"}}, choice.Answer{Kind: choice.KindSkip}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,6 +260,33 @@ func TestChooseOnThePhone(t *testing.T) {
 			w.cleared(n.Tag())
 		})
 	}
+}
+
+// TestSkipThisWeekButtonOnThePhone: a one-option question (the one
+// in-stock alternative of a sold-out item) gets a "Skip this week" button
+// in Android's spare action slot; pressing it answers KindSkip.
+func TestSkipThisWeekButtonOnThePhone(t *testing.T) {
+	w := newWorld(t, setup{phone: true})
+	a := w.asker(time.Hour)
+	q := choice.Question{ItemName: "butter", Context: "Every butter is sold out.", Options: milk.Options[:1]}
+	res := async(func() (choice.Answer, error) { return a.Choose(ctx(t), q) })
+	n := w.shown("4. Skip this week")
+	var titles []string
+	for _, act := range n.Actions() {
+		titles = append(titles, fmt.Sprint(act["title"]))
+	}
+	if len(titles) != 3 || titles[1] != "⏭ Skip this week" {
+		t.Fatalf("actions = %q, want the option, Skip this week and Reply", titles)
+	}
+	w.press(n, "_W", "")
+	got, err := await(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != (choice.Answer{Kind: choice.KindSkip}) {
+		t.Errorf("answer = %+v, want skip", got)
+	}
+	w.cleared(n.Tag())
 }
 
 func TestChooseNotAnsweredTimesOut(t *testing.T) {

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -74,28 +75,40 @@ func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
 }
 
 // checkSignedIn returns ErrAuthExpired when the tab shows a page of the
-// store's own site without the signed-in marker.
+// store's own site that says the shopper is signed out (readSession: a
+// loaded store document without the marker, or the identity site). A page
+// that is still loading or does not answer in time is not evidence: the
+// screenshot is taken and the agent goes on.
 func (t *Tab) checkSignedIn(c call) error {
 	p := t.h.profile
 	if t.h.opts.SkipAuthCheck || !p.AuthMarkerOnEveryPage || p.AuthMarkerSelector == "" {
 		return nil
 	}
+	t.st.mu.Lock()
+	sent := t.st.sentToLogin
+	t.st.mu.Unlock()
+	if sent {
+		// The store redirected this tab's navigation to its identity site
+		// (the policy kept the tab where it was): it says "sign in".
+		return fmt.Errorf("%w: the store sent the tab to sign in", ErrAuthExpired)
+	}
 	cur, err := url.Parse(t.page.URL())
 	home, herr := url.Parse(p.HomeURL)
-	if err != nil || herr != nil || !strings.EqualFold(cur.Hostname(), home.Hostname()) {
+	if err != nil || herr != nil {
 		return nil
 	}
-	wait := min(authGraceOnScreenshot, max(time.Until(c.deadline)-time.Second, 0))
-	err = t.page.Locator(p.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
-		State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(wait.Milliseconds()) + 1),
-	})
-	if err == nil {
+	if !strings.EqualFold(cur.Hostname(), home.Hostname()) && !t.h.loginOnlyHost(cur.Hostname()) {
 		return nil
 	}
-	if isTargetClosed(err) {
-		return err
+	// Keep a second for the screenshot itself.
+	v := t.h.readSession(t.page, c.deadline.Add(-time.Second), authGraceOnScreenshot)
+	if v != sessionSignedOut {
+		if v == sessionUnknown {
+			t.h.log.Debug("the session check could not tell (page loading or slow); not treated as signed out", "url", redactURL(cur.String()))
+		}
+		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrAuthExpired, redactURL(cur.String()))
+	return fmt.Errorf("%w: %s", ErrAuthExpired, redactURL(t.page.URL()))
 }
 
 // Click clicks button count times (1 single, 2 double, 3 triple) at p.
@@ -531,6 +544,63 @@ func (t *Tab) ReadElements(ctx context.Context, selectors map[string]string, att
 	return out, err
 }
 
+// Row is one match of ReadRows' row selector: the text of the first match
+// of each field selector inside it (an input's value), and the row's
+// attribute ReadRows was asked for.
+type Row struct {
+	Fields map[string]string
+	Attr   string
+}
+
+// maxRows bounds what ReadRows returns: a page cannot make code read an
+// unbounded list.
+const maxRows = 500
+
+// ReadRows reads every match of a CSS selector (a cart's lines) in one
+// look at the page: for each, the first match of each field selector
+// inside it and the attribute attr ("" for none). A selector that does
+// not parse matches nothing; a field not found reads "".
+func (t *Tab) ReadRows(ctx context.Context, row string, fields map[string]string, attr string) ([]Row, error) {
+	sels := make(map[string]any, len(fields))
+	for k, v := range fields {
+		sels[k] = v
+	}
+	var out []Row
+	err := t.act(ctx, "read the page's rows", false, func(c call) error {
+		v, err := t.page.Evaluate(`([row, sels, attr, max]) => {
+  let rows = [];
+  try { rows = Array.from(document.querySelectorAll(row)).slice(0, max); } catch (e) { return []; }
+  const text = (el) => !el ? '' : (el instanceof HTMLInputElement || el instanceof HTMLSelectElement) ? String(el.value || '') : (el.innerText || el.textContent || '').trim();
+  return rows.map((r) => {
+    const f = {};
+    for (const [k, sel] of Object.entries(sels)) {
+      let el = null;
+      try { el = sel ? r.querySelector(sel) : null; } catch (e) { el = null; }
+      f[k] = text(el);
+    }
+    return {fields: f, attr: attr ? (r.getAttribute(attr) || '') : ''};
+  });
+}`, []any{row, sels, attr, maxRows})
+		if err != nil {
+			return err
+		}
+		list, _ := v.([]any)
+		out = make([]Row, 0, len(list))
+		for _, raw := range list {
+			m, _ := raw.(map[string]any)
+			r := Row{Fields: map[string]string{}}
+			r.Attr, _ = m["attr"].(string)
+			f, _ := m["fields"].(map[string]any)
+			for k, fv := range f {
+				r.Fields[k], _ = fv.(string)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // ClickElement clicks the first match of a CSS selector as a person would
 // (scrolled into view, real mouse events). It does not wait for the page
 // to settle: the caller looks for the click's effect itself.
@@ -579,4 +649,36 @@ func (t *Tab) FetchJSON(ctx context.Context, raw string) ([]byte, error) {
 		return nil
 	})
 	return []byte(body), err
+}
+
+// PostJSON posts a JSON body to an address from the page, as its own
+// scripts would (same-origin credentials; the store policy, the cart gate
+// and the tab's cart ledger apply as to any request), and returns the
+// answer's status and body. Code uses it for a cart operation the store
+// profile describes (the review pack's actions), never for anything the
+// policy would refuse.
+func (t *Tab) PostJSON(ctx context.Context, raw string, body map[string]any) (int, []byte, error) {
+	if pol := t.h.profile.CheckURL(raw); !pol.Allowed {
+		return 0, nil, &BlockedError{URL: raw, Reason: pol.Reason}
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("post %s: %w", redactURL(raw), err)
+	}
+	status, text := 0, ""
+	err = t.act(ctx, "post "+redactURL(raw), false, func(c call) error {
+		v, err := t.page.Evaluate(`async ([u, b]) => {
+  const r = await fetch(u, {method: 'POST', credentials: 'same-origin', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: b});
+  return {status: r.status, body: await r.text()};
+}`, []any{raw, string(payload)})
+		if err != nil {
+			return err
+		}
+		m, _ := v.(map[string]any)
+		n, _ := number(m["status"])
+		status = int(n)
+		text, _ = m["body"].(string)
+		return nil
+	})
+	return status, []byte(text), err
 }

@@ -169,6 +169,14 @@ const vectors = {
   worker: u => new Promise(res => { const w = new Worker(blobURL(workerCode)); w.onmessage = () => { w.terminate(); res(); }; w.onerror = () => res(); w.postMessage(jobs(u)); }),
   sharedWorker: u => new Promise(res => { const w = new SharedWorker(blobURL(sharedCode)); w.port.onmessage = () => res(); w.onerror = () => res(); w.port.postMessage(jobs(u)); }),
   serviceWorker: u => navigator.serviceWorker ? navigator.serviceWorker.register(blobURL(workerCode)) : null,
+  webRTC: u => { const port = new URLSearchParams(location.search).get('udp'); const h = new URL(u).hostname;
+    const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:' + port}, {urls: 'stun:' + h + ':' + port},
+      {urls: ['turn:127.0.0.1:' + port + '?transport=udp', 'turn:127.0.0.1:' + port + '?transport=tcp'], username: 'u', credential: 'p'}]});
+    pc.createDataChannel('x');
+    return pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => new Promise(r => {
+      const t = setTimeout(r, 5000);
+      pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === 'complete') { clearTimeout(t); r(); } };
+    })).finally(() => pc.close()); },
 };
 window.attackVectors = Object.keys(vectors);
 const all = [];
@@ -251,10 +259,12 @@ func refusedReached(p store.Profile, hits map[string]int) []string {
 // (fetch/XHR of each method, beacon, EventSource, WebSocket, img, script,
 // stylesheet, preload, prefetch, prerender, speculation rules, CSS, iframe,
 // nested iframe, object, embed, form POST/GET into a frame, dedicated,
-// shared and service workers) at every blocked-path spelling, directly and
-// through each redirect variant, under the metro and demo profiles. The
-// server counts every request it receives: none may be one the policy
-// refuses, while search pages, images and cart operations keep working.
+// shared and service workers, WebRTC STUN/TURN) at every blocked-path
+// spelling, directly and through each redirect variant, under the metro
+// and demo profiles. The server counts every request it receives: none may
+// be one the policy refuses, and a UDP/TCP listener the WebRTC vector aims
+// at receives nothing, while search pages, images and cart operations keep
+// working.
 func TestAttackMatrix(t *testing.T) {
 	requireBrowser(t)
 	for _, prof := range attackProfiles() {
@@ -268,6 +278,7 @@ func TestAttackMatrix(t *testing.T) {
 			h := launch(t, baseOptions(t, prof, dir, site.rules(), &logBuffer{}))
 			defer closeHost(t, h)
 			tab := newTab(t, h)
+			sink := newPortSink(t, 0, true)
 			probes := 0
 			for _, rv := range redirectVariants {
 				targets := make([]string, len(attackTargets))
@@ -276,7 +287,7 @@ func TestAttackMatrix(t *testing.T) {
 				}
 				tj, _ := json.Marshal(targets)
 				done0 := site.count("GET", "www.metro.ca", "/attack-done")
-				mustDo(t, "open the attack page", tab.Navigate(testCtx(t), "https://www.metro.ca/attack?t="+url.QueryEscape(string(tj))))
+				mustDo(t, "open the attack page", tab.Navigate(testCtx(t), fmt.Sprintf("https://www.metro.ca/attack?udp=%d&t=%s", sink.port, url.QueryEscape(string(tj)))))
 				// Settled, or already failed (a page whose requests go
 				// through may never settle).
 				waitFor(t, rv.name+": every vector to settle", patience, func() bool {
@@ -286,6 +297,9 @@ func TestAttackMatrix(t *testing.T) {
 				probes += n * len(targets)
 				if bad := refusedReached(prof, site.snapshot()); len(bad) > 0 {
 					t.Fatalf("%s: requests the policy refuses reached the server:\n%s", rv.name, strings.Join(bad, "\n"))
+				}
+				if r := sink.reached(); r != "" {
+					t.Fatalf("%s: WebRTC reached a listener around the proxy: %s", rv.name, r)
 				}
 			}
 			t.Logf("%d probes (vectors × targets × redirect variants), none reached a refused path", probes)
@@ -483,9 +497,11 @@ func TestOtherTabsGetNoLoginPermissions(t *testing.T) {
   await status('state change', fetch('/en/probe-post', {method: 'POST', body: 'x'}));
   await status('guessed token', fetch('/en/login/probe-token', {headers: {'X-Gemini-Supply-Login': 'guess'}}));
   navigator.sendBeacon(auth + '/probe-beacon', 'x');
+  // A refused frame may stay blank without a load event (the guard answers
+  // 204): the bound only ends that wait.
   const frame = (src) => new Promise((res) => {
     const f = document.createElement('iframe');
-    f.onload = () => res('load'); f.onerror = () => res('error');
+    f.onload = () => res('load'); f.onerror = () => res('error'); setTimeout(() => res('blank'), 10000);
     f.src = src; document.body.append(f);
   });
   r['auth frame'] = await frame(auth + '/probe-frame');
@@ -496,7 +512,7 @@ func TestOtherTabsGetNoLoginPermissions(t *testing.T) {
   });
   r['form'] = await new Promise((res) => {
     const f = document.createElement('iframe'); f.name = 'sink'; document.body.append(f);
-    f.onload = () => res('load');
+    f.onload = () => res('load'); setTimeout(() => res('blank'), 10000);
     const form = document.createElement('form');
     form.method = 'POST'; form.action = auth + '/probe-form'; form.target = 'sink';
     document.body.append(form); form.submit();

@@ -16,7 +16,9 @@ import (
 // IsAuthenticated reports whether the store shows the signed-in marker in
 // tab t. A tab that is not on the store's site is first sent to its home
 // page; a store page without the marker is reloaded once (it may predate a
-// login) before the answer is no.
+// login) before the answer is no. The page is read with readSession: a page
+// that is slow to load is not taken for a signed-out one (the answer is then
+// no only because nothing proves yes; the login's own first check settles it).
 func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	if t == nil || t.h != h {
 		return false, errors.New("browser: IsAuthenticated needs a tab of this host")
@@ -26,10 +28,9 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	}
 	var ok bool
 	err := t.act(ctx, "check the session", false, func(c call) error {
-		marker := t.page.Locator(h.profile.AuthMarkerSelector).First()
 		var err error
 		if h.onStoreSite(t.page.URL()) {
-			if n, cerr := t.page.Locator(h.profile.AuthMarkerSelector).Count(); cerr == nil && n > 0 {
+			if h.readSession(t.page, c.deadline, 0) == sessionSignedIn {
 				ok = true
 				return nil
 			}
@@ -41,16 +42,11 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 		if err := t.navResult(h.profile.HomeURL, err); err != nil {
 			return err
 		}
-		wait := min(h.opts.AuthWait, max(time.Until(c.deadline), time.Millisecond))
-		err = marker.WaitFor(playwright.LocatorWaitForOptions{
-			State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(wait.Milliseconds()) + 1),
-		})
-		switch {
-		case err == nil:
-			ok = true
-		case isTargetClosed(err):
-			return err
+		v := h.readSession(t.page, c.deadline, min(h.opts.AuthWait, max(time.Until(c.deadline), time.Millisecond)))
+		if v == sessionUnknown {
+			h.log.Debug("the session check could not tell (page loading or slow)")
 		}
+		ok = v == sessionSignedIn
 		return nil
 	})
 	return ok, err
@@ -119,6 +115,13 @@ func (h *Host) login(ctx context.Context) error {
 			return ErrNoCredentials
 		}
 	}
+	// No tab is mid-add while the session changes: cart requests already
+	// sent are answered first, new ones wait until the login ends.
+	left, resume := h.cart.hold(ctx, h.opts.LoginStepTimeout)
+	defer resume()
+	if left > 0 {
+		h.log.Warn("signing in although cart requests are still unanswered after waiting", "in_flight", left, "waited", h.opts.LoginStepTimeout)
+	}
 	g, err := h.current(ctx)
 	if err != nil {
 		return err
@@ -158,10 +161,16 @@ func (h *Host) login(ctx context.Context) error {
 			if g.isGone() || isTargetClosed(err) {
 				return fmt.Errorf("browser: login step %q: %w", step.What, ErrBrowserGone)
 			}
+			// A step that found nothing to do may be one the session no
+			// longer needs (a slow page hid the marker from the first check).
+			if !errors.Is(err, ErrLoginRefused) && h.readSession(page, time.Now().Add(h.opts.LoginStepTimeout), 0) == sessionSignedIn {
+				h.log.Info("the store session is signed in; the rest of the login is not needed", "store", p.Name, "step", step.What)
+				return nil
+			}
 			if h.opts.manualLoginPossible() {
 				return h.waitManualLogin(ctx, page, step, err)
 			}
-			return fmt.Errorf("browser: logging in to %s failed at step %d (%s): %w", p.Name, i+1, step.What, err)
+			return fmt.Errorf("browser: logging in to %s failed: %w", p.Name, h.stepError(i+1, step, err))
 		}
 		if done {
 			h.log.Info("the store session is still valid; no login needed", "store", p.Name)
@@ -193,12 +202,29 @@ func boundedBy(ctx context.Context, d time.Duration) time.Duration {
 	return max(d, time.Millisecond)
 }
 
+// stepError describes a failed login step: which one, and whether the page
+// did not answer in time (most often on a busy machine) or the identity site
+// refused the sign-in.
+func (h *Host) stepError(n int, s store.LoginStep, err error) error {
+	if errors.Is(err, ErrLoginRefused) {
+		return &LoginStepError{N: n, What: s.What, Err: err}
+	}
+	if isTimeout(err) {
+		return &LoginStepError{N: n, What: s.What, TimedOut: true, Limit: h.stepTimeout(s), Err: err}
+	}
+	return &LoginStepError{N: n, What: s.What, Err: firstLine(err)}
+}
+
+func (h *Host) stepTimeout(s store.LoginStep) time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return h.opts.LoginStepTimeout
+}
+
 // loginStep runs one step; done means the login can stop successfully.
 func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.LoginStep) (done bool, err error) {
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = h.opts.LoginStepTimeout
-	}
+	timeout := h.stepTimeout(s)
 	ms := playwright.Float(float64(boundedBy(ctx, timeout).Milliseconds()))
 	switch s.Kind {
 	case store.StepGoto:
@@ -209,20 +235,17 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		_, err := page.Goto(u, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad, Timeout: ms})
 		return false, err
 	case store.StepClick:
-		err := page.Locator(s.Selector).First().Click(playwright.LocatorClickOptions{Timeout: ms})
-		if err != nil && s.Optional && !isTargetClosed(err) {
-			h.log.Debug("optional login step skipped", "step", s.What)
-			return false, nil
+		if s.Optional {
+			return false, h.optionalClick(ctx, page, s)
 		}
-		return false, err
+		return false, page.Locator(s.Selector).First().Click(playwright.LocatorClickOptions{Timeout: ms})
 	case store.StepDoneIfAuthenticated:
-		err := page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
-			State: playwright.WaitForSelectorStateAttached, Timeout: ms,
-		})
-		if err != nil && isTargetClosed(err) {
-			return false, err
-		}
-		return err == nil, nil
+		// A definite reading of the loaded page, with the step's timeout
+		// as the grace for a script-drawn marker: a starved renderer that
+		// answers late does not send a signed-in session through the login
+		// form (whose "Sign in" button a signed-in page does not have).
+		deadline := time.Now().Add(max(boundedBy(ctx, h.opts.LoginStepTimeout), timeout))
+		return h.readSession(page, deadline, timeout) == sessionSignedIn, nil
 	case store.StepWaitForHost:
 		// Reaching the host is enough (commit): the next steps wait for what
 		// they need on the page. Waiting for a load state here hung for the
@@ -234,11 +257,11 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 			return err == nil && strings.EqualFold(u.Hostname(), want)
 		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateCommit})
 		if err != nil && !isTargetClosed(err) {
-			hint := ""
-			if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) {
-				hint = "; it is still on the identity site: wrong username or password, or a challenge — check metro_username/metro_password, or run `gemini-supply login --headful` to sign in by hand"
+			if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) && !h.profile.LoginHostAllowed(want) {
+				// Submitted, and still on the identity site.
+				return false, fmt.Errorf("the page did not reach %s (it is still on %s): %w", s.Host, redactURL(page.URL()), ErrLoginRefused)
 			}
-			return false, fmt.Errorf("the page did not reach %s (it is on %s)%s", s.Host, redactURL(page.URL()), hint)
+			return false, fmt.Errorf("the page did not reach %s (it is on %s): %w", s.Host, redactURL(page.URL()), err)
 		}
 		return false, err
 	case store.StepWaitForSelector:
@@ -252,15 +275,52 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		}
 		return false, page.Keyboard().Press(key)
 	case store.StepWaitForAuthMarker:
-		err := page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
-			State: playwright.WaitForSelectorStateAttached, Timeout: ms,
-		})
-		if err != nil && !isTargetClosed(err) {
-			return false, fmt.Errorf("the signed-in marker did not appear (wrong username or password, or a challenge on the identity site; run `gemini-supply login --headful` to sign in by hand)")
+		deadline := time.Now().Add(boundedBy(ctx, timeout))
+		switch h.readSession(page, deadline, time.Until(deadline)) {
+		case sessionSignedIn:
+			return false, nil
+		case sessionSignedOut:
+			if u, perr := url.Parse(page.URL()); perr == nil && h.loginOnlyHost(u.Hostname()) {
+				return false, fmt.Errorf("the signed-in marker did not appear: %w", ErrLoginRefused)
+			}
+			return false, errors.New("the store's page loaded without the signed-in marker")
 		}
-		return false, err
+		return false, fmt.Errorf("the signed-in marker did not appear: %w", playwright.ErrTimeout)
 	}
 	return false, fmt.Errorf("unknown login step kind %q", s.Kind)
+}
+
+// optionalClick clicks an element the page may or may not show (a cookie
+// banner): present in the loaded page, or appearing within the step's
+// timeout, it is clicked with the whole login step bound — under load a
+// click takes longer than the time to decide the element is there, and a
+// banner left up covers the next step's button. Absent, the step is skipped.
+func (h *Host) optionalClick(ctx context.Context, page playwright.Page, s store.LoginStep) error {
+	loc := page.Locator(s.Selector).First()
+	present := false
+	if v, err := page.Evaluate(`sel => !!document.querySelector(sel)`, s.Selector); err == nil {
+		present, _ = v.(bool)
+	}
+	if !present {
+		err := loc.WaitFor(playwright.LocatorWaitForOptions{
+			State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(boundedBy(ctx, h.stepTimeout(s)).Milliseconds())),
+		})
+		if err != nil {
+			if isTargetClosed(err) {
+				return err
+			}
+			h.log.Debug("optional login step skipped: nothing to click", "step", s.What)
+			return nil
+		}
+	}
+	err := loc.Click(playwright.LocatorClickOptions{Timeout: playwright.Float(float64(boundedBy(ctx, h.opts.LoginStepTimeout).Milliseconds()))})
+	if err != nil && !isTargetClosed(err) {
+		// It went away by itself (or never became clickable): the next
+		// step tells whether that matters.
+		h.log.Debug("optional login step: the element could not be clicked", "step", s.What, "err", firstLine(err))
+		return nil
+	}
+	return err
 }
 
 // fillCredential clicks the field, clears it and types the credential key

@@ -78,3 +78,34 @@ func (e *TimeoutError) Error() string {
 
 // Rejected marks the error as one to report to the model.
 func (*TimeoutError) Rejected() bool { return true }
+
+// ErrLoginRefused means the identity site did not let the login through:
+// after the credentials were submitted the page stayed on the identity site
+// (a wrong username or password, or a challenge to solve by hand). Only
+// this error is a reason to check the credentials.
+var ErrLoginRefused = errors.New("the store's identity site did not accept the sign-in (wrong username or password, or a challenge to solve by hand: check metro_username/metro_password, or run `gemini-supply login --headful`)")
+
+// LoginStepError says which login step failed and how.
+type LoginStepError struct {
+	N    int    // 1-based step number
+	What string // the step's description ("open the login panel")
+	// TimedOut: the page did not show what the step waits for within its
+	// bound — a page that did not answer in time, not a refused password.
+	TimedOut bool
+	Limit    time.Duration
+	Err      error
+}
+
+func (e *LoginStepError) Error() string {
+	if e.TimedOut {
+		return fmt.Sprintf("login step %d (%s) timed out: the page did not answer in time (waited %s)", e.N, e.What, e.Limit.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("login step %d (%s) failed: %v", e.N, e.What, e.Err)
+}
+
+func (e *LoginStepError) Unwrap() error { return e.Err }
+
+// isTimeout reports whether err is a Playwright timeout.
+func isTimeout(err error) bool {
+	return errors.Is(err, playwright.ErrTimeout)
+}

@@ -64,6 +64,7 @@ const (
 	DefaultLoginStep      = 15 * time.Second
 	DefaultAuthWait       = 3 * time.Second
 	DefaultCloseTimeout   = 15 * time.Second
+	DefaultTabTimeout     = 30 * time.Second
 	DefaultJPEGQuality    = 80
 	DefaultLocale         = "en-CA"
 	quietWindow           = 100 * time.Millisecond
@@ -78,13 +79,20 @@ const (
 
 // LaunchArgs are the Chromium flags every launched browser gets (DESIGN.md
 // §5), plus: smooth scrolling off (scrolls land at once), WebRTC kept from
-// bypassing the policy proxy, and Chromium's own calls home (autofill,
+// bypassing the policy proxy (with the profile preference of the same
+// name, see profilePrefs), and Chromium's own calls home (autofill,
 // safe browsing, sign-in, translate) off so they neither leak nor clutter
 // the blocked-host log.
 var LaunchArgs = []string{
 	"--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
-	"--disable-smooth-scrolling", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	"--disable-smooth-scrolling",
+	// WebRTC may only use proxied connections: no UDP at all (an HTTP proxy
+	// carries none), so STUN/TURN reach no host; TURN over TCP meets the
+	// policy proxy's CONNECT check. The switch is webrtc-ip-handling-policy:
+	// the "force-" spelling this list had before is not one Chromium knows
+	// (a page's STUN requests reached any UDP listener).
+	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
 	"--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
 	"--safebrowsing-disable-auto-update", "--disable-breakpad",
 	// Every request goes through the policy proxy: no QUIC (it would not
@@ -149,6 +157,10 @@ type Options struct {
 	Locale string
 	// ActionTimeout bounds one browser call (default 15 s).
 	ActionTimeout time.Duration
+	// TabTimeout bounds opening one tab (default 30 s, never less than
+	// ActionTimeout): a new window is a new renderer, which a busy machine
+	// starts far more slowly than it answers a click.
+	TabTimeout time.Duration
 	// SettleTimeout bounds the wait for the page to settle after an action
 	// (default 3 s).
 	SettleTimeout time.Duration
@@ -197,6 +209,10 @@ func (o *Options) applyDefaults() {
 	if o.ActionTimeout <= 0 {
 		o.ActionTimeout = DefaultActionTimeout
 	}
+	if o.TabTimeout <= 0 {
+		o.TabTimeout = DefaultTabTimeout
+	}
+	o.TabTimeout = max(o.TabTimeout, o.ActionTimeout)
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = DefaultSettleTimeout
 	}
@@ -268,6 +284,7 @@ type Host struct {
 	stopLife context.CancelFunc
 	wg       sync.WaitGroup // goroutines the Host started
 	sf       singleflight.Group
+	cart     cartGate // cart changes wait while a login runs (cartgate.go)
 
 	mu          sync.Mutex
 	cur         *generation
@@ -660,7 +677,7 @@ func (h *Host) openPage(ctx context.Context, g *generation) (playwright.Page, er
 		}
 		created <- createdTarget{id, err}
 	})
-	timeout := time.NewTimer(h.opts.ActionTimeout)
+	timeout := time.NewTimer(h.opts.TabTimeout)
 	defer timeout.Stop()
 	// Every opener-less page that appears meanwhile is checked against the
 	// target we created: another one (a page opened with noopener whose

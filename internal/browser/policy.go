@@ -16,9 +16,10 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
-// CDP error reasons for a refused document request: a top-level
-// navigation failed as "Aborted" leaves the tab on its current page (no
-// error page); a frame's gets an error page.
+// CDP error reasons for a refused request: a top-level navigation failed
+// as "Aborted" leaves the tab on its current page (no error page); a
+// replay tab's refused subresources fail as blocked by the client (a
+// refused frame gets an empty answer instead: refuseFrame).
 const (
 	abortNavigation = "Aborted"
 	abortFrame      = "BlockedByClient"
@@ -41,6 +42,22 @@ func (h *Host) allowHost(host string) bool {
 // the login only for the login tab's own requests (loginRequest).
 func (h *Host) checkRequest(method string, u *url.URL, hdr http.Header) error {
 	v := h.profile.CheckRequest(method, u, h.loginRequest(u, hdr))
+	if v.Allowed {
+		return nil
+	}
+	h.noteRefused(method, u, v, "proxy")
+	return errors.New(v.Reason)
+}
+
+// readsBody: the policy reads the body of a state change to a store host.
+func (h *Host) readsBody(method string, u *url.URL) bool {
+	return h.profile.BodyChecked(method, u)
+}
+
+// checkBody is the proxy's check of such a body: refused when it names an
+// order word or a method override, or is too long to read.
+func (h *Host) checkBody(method string, u *url.URL, hdr http.Header, body []byte, complete bool) error {
+	v := h.profile.CheckBody(method, u, hdr.Get("Content-Type"), body, complete)
 	if v.Allowed {
 		return nil
 	}
@@ -192,12 +209,15 @@ func (h *Host) popupNavigation(st *pageState, raw string) {
 	})
 }
 
-// tagLoginRequests makes every request of the login tab carry a new login
-// token (loginHeader): a CDP session of the tab's own pauses each request
-// (every frame the tab's target holds, every redirect hop: each hop is
-// paused again) and continues it with the header added. It returns the
-// token. Cross-site frames live in targets of their own; loginRequest
-// covers what they fetch from the identity site.
+// tagLoginRequests makes the login tab's document requests (its pages and
+// frames, every redirect hop: each hop is paused again) and its requests
+// to the login hosts carry a new login token (loginHeader): a CDP session
+// of the tab's own pauses each request and continues those with the header
+// added (loginTagged). A store page shown in the login tab gets no
+// relaxation for its scripts' requests: a fetch to an account path meets
+// the plain policy. It returns the token. Cross-site frames live in
+// targets of their own; loginRequest covers what they fetch from the
+// identity site.
 func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, error) {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
@@ -211,6 +231,12 @@ func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, er
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
 			id, _ := ev["requestId"].(string)
+			if !h.loginTagged(ev) {
+				// A script's request, an image, a frame's fetch…: the plain
+				// policy, like any tab's.
+				_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
+				return
+			}
 			headers := []any{map[string]any{"name": loginHeader, "value": token}}
 			if r, ok := ev["request"].(map[string]any); ok {
 				if hs, ok := r["headers"].(map[string]any); ok {
@@ -232,13 +258,27 @@ func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, er
 	return token, nil
 }
 
+// loginTagged says which paused requests of the login tab get the token:
+// documents (the login's own navigations and form posts) and any request
+// to a login host.
+func (h *Host) loginTagged(ev map[string]any) bool {
+	if rt, _ := ev["resourceType"].(string); rt == "Document" {
+		return true
+	}
+	r, _ := ev["request"].(map[string]any)
+	raw, _ := r["url"].(string)
+	u, err := url.Parse(raw)
+	return err == nil && h.profile.LoginHostAllowed(u.Hostname())
+}
+
 // guard is a tab's navigation guard: a CDP session of the tab's own
 // pauses its document requests and responses, so that a navigation the
 // policy refuses (a link, a form, a script, a redirect hop) is stopped in
 // the browser before any request is made: the tab stays on its page and
 // gets a notice the model reads. The policy proxy refuses the same
 // requests for every tab, frame and worker; the guard only makes the
-// refusal of a tab's own navigations graceful.
+// refusal of a tab's own navigations graceful, and spares the tab what it
+// does not need (diet.go).
 func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 	sess, err := g.ctx.NewCDPSession(page)
 	if err != nil {
@@ -256,15 +296,20 @@ func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 	}
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
-			h.onDocument(sess, mainFrameID, st, ev)
+			h.onPaused(sess, mainFrameID, st, ev)
 		})
 	})
-	_, err = sess.Send("Fetch.enable", map[string]any{
-		"patterns": []any{
-			map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
-			map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
-		},
-	})
+	st.mu.Lock()
+	st.guardSess = sess
+	st.mu.Unlock()
+	// The session's Page domain must be on for its scripts to run.
+	if _, err := sess.Send("Page.enable", nil); err != nil {
+		return fmt.Errorf("browser: enabling the tab guard's page events: %w", err)
+	}
+	if _, err := sess.Send("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": workerSocketGuard}); err != nil {
+		return fmt.Errorf("browser: adding the tab's worker and socket guard: %w", err)
+	}
+	_, err = sess.Send("Fetch.enable", guardPatterns(false))
 	if err != nil {
 		return fmt.Errorf("browser: enabling the tab guard: %w", err)
 	}
@@ -278,12 +323,12 @@ func (h *Host) onDocument(sess playwright.CDPSession, mainFrameID string, st *pa
 	frameID, _ := ev["frameId"].(string)
 	main := mainFrameID == "" || frameID == mainFrameID
 	fail := func(target, reason string) {
-		why := abortFrame
-		if main {
-			why = abortNavigation
-			st.block(target, reason)
+		if !main {
+			refuseFrame(sess, id)
+			return
 		}
-		_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": why})
+		st.block(target, reason)
+		_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": abortNavigation})
 	}
 	if status, isResponse := ev["responseStatusCode"].(float64); isResponse {
 		if status >= 300 && status < 400 {

@@ -26,9 +26,13 @@ var profileStores = []string{
 
 // profilePrefs are the Chromium preferences written into the profile
 // before every launch: no autocomplete or autofill (addresses, cards), no
-// password saving or auto sign-in, and no preloading of pages (prefetch
-// and prerender, "net.network_prediction_options": 2 = never).
+// password saving or auto sign-in, no preloading of pages (prefetch
+// and prerender, "net.network_prediction_options": 2 = never), and WebRTC
+// only through the proxy ("webrtc.ip_handling_policy", the same as the
+// --webrtc-ip-handling-policy switch in LaunchArgs: either alone stops a
+// page's STUN/TURN packets, TestNoSideDoors).
 var profilePrefs = map[string]map[string]any{
+	"webrtc":   {"ip_handling_policy": "disable_non_proxied_udp"},
 	"autofill": {"enabled": false, "profile_enabled": false, "credit_card_enabled": false},
 	"profile":  {"password_manager_enabled": false},
 	"net":      {"network_prediction_options": 2},

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -21,9 +22,12 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // policyProxy is a forward HTTP proxy on 127.0.0.1 that the browser sends
@@ -64,6 +68,11 @@ type proxyPolicy interface {
 	// the reason it may not (the proxy answers 403 with it). hdr are the
 	// request's headers as the browser sent them (the login tab's token).
 	checkRequest(method string, u *url.URL, hdr http.Header) error
+	// readsBody says whether checkBody must see the request's body.
+	readsBody(method string, u *url.URL) bool
+	// checkBody returns nil when the body (complete false: longer than
+	// store.MaxBody, cut there) may go to the server, or the reason.
+	checkBody(method string, u *url.URL, hdr http.Header, body []byte, complete bool) error
 }
 
 // proxyProbeHost is a name only the proxy answers: a browser that loads
@@ -231,8 +240,25 @@ func (p *policyProxy) forward(w http.ResponseWriter, r *http.Request, u *url.URL
 		return
 	}
 	// The path as the browser sent it, not as Go decoded it, so that the
-	// policy normalises exactly what the server would see.
-	err := p.pol.checkRequest(r.Method, u, r.Header)
+	// policy normalises exactly what the server would see. A request
+	// carrying a method-override header is checked as that method too.
+	methods := requestMethods(r)
+	var err error
+	for _, m := range methods {
+		if err = p.pol.checkRequest(m, u, r.Header); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = p.checkBody(w, r, u, methods)
+	}
+	if g, ok := p.pol.(cartGater); ok && err == nil {
+		// A cart change waits while a login runs (cartgate.go).
+		var release func()
+		if release, err = g.enterCart(r.Context(), methods, u, r.Header); err == nil {
+			defer release()
+		}
+	}
 	// The login token is for the policy only; no server sees it.
 	r.Header.Del(loginHeader)
 	if err != nil {
@@ -240,6 +266,59 @@ func (p *policyProxy) forward(w http.ResponseWriter, r *http.Request, u *url.URL
 		return
 	}
 	p.fwd.ServeHTTP(w, r)
+}
+
+// requestMethods are the request's method and the ones its method-override
+// headers name (a server may act on either).
+func requestMethods(r *http.Request) []string {
+	methods := []string{r.Method}
+	for _, k := range store.MethodOverrideHeaders {
+		for _, v := range r.Header.Values(k) {
+			for _, m := range strings.Split(v, ",") {
+				if m = strings.TrimSpace(m); m != "" && !slices.Contains(methods, m) {
+					methods = append(methods, m)
+				}
+			}
+		}
+	}
+	return methods
+}
+
+// bodyReadTimeout bounds reading a request body the policy must see (a
+// page's streamed upload that never ends must not hold the proxy).
+const bodyReadTimeout = 30 * time.Second
+
+// checkBody reads, for a request whose body the policy checks (a state
+// change to a store host), up to store.MaxBody bytes of it, has the policy
+// check them and puts them back for the server.
+func (p *policyProxy) checkBody(w http.ResponseWriter, r *http.Request, u *url.URL, methods []string) error {
+	var m string
+	for _, mm := range methods {
+		if p.pol.readsBody(mm, u) {
+			m = mm
+			break
+		}
+	}
+	if m == "" || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	body, err := io.ReadAll(io.LimitReader(r.Body, store.MaxBody+1))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("the request's body could not be read: %w", err)
+	}
+	complete := len(body) <= store.MaxBody
+	if !complete {
+		body = body[:store.MaxBody]
+	}
+	if err := p.pol.checkBody(m, u, r.Header, body, complete); err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.TransferEncoding = nil
+	return nil
 }
 
 // refuse answers 403 with the policy's reason.

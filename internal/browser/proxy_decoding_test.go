@@ -26,6 +26,13 @@ func (pp profilePolicy) checkRequest(m string, u *url.URL, _ http.Header) error 
 	}
 	return nil
 }
+func (pp profilePolicy) readsBody(m string, u *url.URL) bool { return pp.p.BodyChecked(m, u) }
+func (pp profilePolicy) checkBody(m string, u *url.URL, h http.Header, body []byte, complete bool) error {
+	if v := pp.p.CheckBody(m, u, h.Get("Content-Type"), body, complete); !v.Allowed {
+		return errors.New(v.Reason)
+	}
+	return nil
+}
 
 // TestProxyRefusesPathsAServerReadsDifferently: addresses whose dot segments
 // appear only after a second decoding (or after ";params" are stripped)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,10 @@ type pageState struct {
 	crashed     bool
 	popups      []string
 	lastBlock   *BlockedError // the last top-level navigation the policy blocked
+	sentToLogin bool          // the store sent the tab to its identity site (blocked) since the last navigation
+	cart        cartLedger    // the tab's cart-changing requests
+	guardSess   playwright.CDPSession
+	replayOnly  bool // the tab loads only what a replay needs (diet.go)
 }
 
 // trackedTypes are the request types that must finish before a page counts
@@ -45,6 +50,9 @@ func (s *pageState) notice(n string) {
 func (s *pageState) block(rawURL, reason string) {
 	s.mu.Lock()
 	s.lastBlock = &BlockedError{URL: rawURL, Reason: reason}
+	if u, err := url.Parse(rawURL); err == nil && s.tab != nil && s.tab.h.loginOnlyHost(u.Hostname()) {
+		s.sentToLogin = true
+	}
 	s.mu.Unlock()
 	s.notice(fmt.Sprintf("Navigation to %s was blocked: %s.", rawURL, reason))
 }
@@ -114,7 +122,15 @@ func (t *Tab) listen() {
 		f := r.Frame()
 		return f == nil || f.ParentFrame() == nil
 	}
+	profile := t.h.profile
 	p.OnRequest(func(r playwright.Request) {
+		st.mu.Lock()
+		c, isCart := st.cart.onRequest(profile, r)
+		st.mu.Unlock()
+		if isCart {
+			t.h.log.Debug("cart change sent", "item", t.Item(), "method", c.Method, "path", c.Path,
+				"product", c.ProductID, "units", c.Quantity)
+		}
 		main := isMain(r)
 		tracked := trackedTypes[r.ResourceType()]
 		if !main && !tracked {
@@ -139,14 +155,34 @@ func (t *Tab) listen() {
 		}
 		st.mu.Unlock()
 	}
-	p.OnRequestFinished(end)
-	p.OnRequestFailed(end)
+	p.OnRequestFinished(func(r playwright.Request) {
+		end(r)
+		st.mu.Lock()
+		st.cart.onFinished(r)
+		st.mu.Unlock()
+	})
+	p.OnRequestFailed(func(r playwright.Request) {
+		end(r)
+		st.mu.Lock()
+		st.cart.onFailed(r)
+		st.mu.Unlock()
+	})
+	p.OnResponse(func(resp playwright.Response) {
+		st.mu.Lock()
+		c, isCart := st.cart.onResponse(resp.Request(), resp.Status())
+		st.mu.Unlock()
+		if isCart {
+			t.h.log.Debug("cart change answered", "item", t.Item(), "path", c.Path, "product", c.ProductID, "status", c.Status,
+				"after", time.Since(c.At).Round(time.Millisecond))
+		}
+	})
 	p.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() != nil {
 			return
 		}
 		st.mu.Lock()
 		st.committedAt = time.Now()
+		st.sentToLogin = false
 		st.mu.Unlock()
 	})
 	p.OnCrash(func(playwright.Page) {
@@ -382,7 +418,7 @@ func (t *Tab) awaitBanner(deadline time.Time) {
 	_, err := t.page.Evaluate(`([name, ms]) => { const r = window[name];
   if (!r) return false;
   return Promise.race([r.then(() => true), new Promise((ok) => setTimeout(() => ok(false), ms))]); }`,
-		[]any{bannerReadyName, wait.Milliseconds()})
+		[]any{bannerReadyName, float64(wait.Milliseconds())}) // a float64: playwright-go sends an int64 as undefined (a 0 ms timeout)
 	if err != nil && !isTargetClosed(err) {
 		t.h.log.Debug("waiting for the banner's item failed", "err", err)
 	}

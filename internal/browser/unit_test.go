@@ -177,6 +177,15 @@ func (p *testPolicy) checkRequest(method string, u *url.URL, _ http.Header) erro
 	return nil
 }
 
+func (p *testPolicy) readsBody(method string, _ *url.URL) bool { return method != http.MethodGet }
+
+func (p *testPolicy) checkBody(_ string, _ *url.URL, _ http.Header, body []byte, complete bool) error {
+	if !complete || strings.Contains(string(body), "placeOrder") {
+		return errors.New("body")
+	}
+	return nil
+}
+
 // TestPolicyProxy drives the proxy as Chromium does: CONNECT for TLS and
 // WebSockets (the proxy terminates both and checks every request inside),
 // absolute-form requests for plain HTTP.
@@ -397,5 +406,29 @@ func TestManualLoginWaitIsNotCutShort(t *testing.T) {
 		if got := o.loginBudget(); got != tt.want {
 			t.Errorf("%s: login budget %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// Opening a tab is bounded apart from an action: a test (or a user) that
+// cuts the action timeout to a second must not make a busy machine's new
+// window fail.
+func TestTabTimeoutDefaults(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		action, tab time.Duration
+		wantTab     time.Duration
+	}{
+		{"defaults", 0, 0, DefaultTabTimeout},
+		{"a short action timeout leaves the tab's bound alone", time.Second, 0, DefaultTabTimeout},
+		{"a tab bound below the action timeout is raised to it", time.Minute, time.Second, time.Minute},
+		{"set", 0, 45 * time.Second, 45 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Options{ActionTimeout: c.action, TabTimeout: c.tab}
+			o.applyDefaults()
+			if o.TabTimeout != c.wantTab {
+				t.Fatalf("TabTimeout = %v, want %v", o.TabTimeout, c.wantTab)
+			}
+		})
 	}
 }

@@ -3,6 +3,8 @@
 // resolver (Telegram) answers.
 package choice
 
+import "github.com/gemini-supply/gemini-supply/internal/report"
+
 // Option is one candidate product.
 type Option struct {
 	Name      string `json:"name"`
@@ -18,14 +20,38 @@ type Question struct {
 	Options  []Option `json:"options"`
 }
 
+// Bounded returns the question with every text clipped to the bounds of
+// package report (item name, product names, addresses, the agent's
+// explanation): every channel shows it as it is.
+func (q Question) Bounded() Question {
+	q.ItemName = report.Clip(q.ItemName, report.MaxNameRunes)
+	q.Context = report.Clip(q.Context, report.MaxTextRunes)
+	opts := make([]Option, len(q.Options))
+	for i, o := range q.Options {
+		o.Name = report.Clip(o.Name, report.MaxProductRunes)
+		o.Price = report.Clip(o.Price, 50)
+		o.ProductID = report.Clip(o.ProductID, report.MaxNameRunes)
+		if len(o.URL) > report.MaxURLBytes {
+			o.URL = ""
+		}
+		opts[i] = o
+	}
+	q.Options = opts
+	return q
+}
+
 // Kind is what the user decided.
 type Kind string
 
 const (
 	// KindProduct: buy Options[Index].
 	KindProduct Kind = "product"
-	// KindNothing: skip the item (reported as not found).
+	// KindNothing: nothing fits (the item is reported as not found and
+	// tagged #404).
 	KindNothing Kind = "nothing"
+	// KindSkip: not this week (the item is reported as skipped and left
+	// open on the list, untagged, for the next run).
+	KindSkip Kind = "skip"
 	// KindCustom: search again for Text instead.
 	KindCustom Kind = "custom"
 )

@@ -4,13 +4,73 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
-// MaxCustomRunes bounds the free text of a KindCustom answer.
-const MaxCustomRunes = 300
+// MaxCustomRunes bounds the free text of a KindCustom answer, on every
+// channel (Telegram, the phone, the panel): the text becomes the item's
+// search and the agent's goal, like an item name (shoppinglist.MaxNameRunes).
+// A longer reply is asked again, never cut silently.
+const MaxCustomRunes = 200
+
+// CleanText is the one reading of typed free text every channel shares:
+// line breaks, tabs and runs of spaces fold into one space; control
+// characters and invisible ones (zero-width, bidirectional overrides, BOM
+// and other format characters, Hangul fillers) are dropped; the result is
+// trimmed. A reply of nothing but such characters is empty.
+func CleanText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029':
+			space = true
+			continue
+		case invisible(r):
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// invisible reports whether r shows nothing (or reorders what follows)
+// and so must not make a reply mean something it does not show.
+func invisible(r rune) bool {
+	switch r {
+	case '\u115F', '\u1160', '\u3164', '\uFFA0', '\u034F', '\u17B4', '\u17B5', '\u180E', '\uFFFC':
+		return true
+	}
+	return r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) ||
+		unicode.Is(unicode.Variation_Selector, r)
+}
+
+// CustomText reads free text for a KindCustom answer: the cleaned text, or
+// a re-ask when it is empty or longer than MaxCustomRunes.
+func CustomText(raw string) (text, retry string) { return CustomTextIn(messages.Catalog{}, raw) }
+
+// CustomTextIn is CustomText with the re-ask in the catalogue's language.
+func CustomTextIn(c messages.Catalog, raw string) (text, retry string) {
+	text = CleanText(raw)
+	switch n := utf8.RuneCountInString(text); {
+	case n == 0:
+		return "", c.T("question.retry_describe")
+	case n > MaxCustomRunes:
+		return "", c.T("question.retry_long", "n", n, "max", MaxCustomRunes)
+	}
+	return text, ""
+}
 
 // Reply is what one typed reply to a question means.
 type Reply struct {
@@ -23,23 +83,33 @@ type Reply struct {
 	Retry string
 }
 
-// ParseReply reads a typed reply to a question showing shown options
-// numbered 1…shown, then shown+1 "Nothing" and shown+2 "Something else".
-// "2" (or "#2", "2.") chooses option 2; "⭐2", "2⭐", "2*" or "remember 2"
-// chooses it and remembers it; "nothing"/"skip"/"none" skips; "something
-// else" asks for the text; a number out of range is re-asked; any other
-// text is what the person wants instead (KindCustom). awaitingText (after
-// "Something else") takes any text as KindCustom.
+// ParseReply is ParseReplyIn with English re-asks.
 func ParseReply(text string, shown int, awaitingText bool) Reply {
-	text = strings.TrimSpace(text)
+	return ParseReplyIn(messages.Catalog{}, text, shown, awaitingText)
+}
+
+// ParseReplyIn reads a typed reply to a question showing shown options
+// numbered 1…shown, then shown+1 "Nothing", shown+2 "Something else" and
+// shown+3 "Skip this week". "2" (or "#2", "2.") chooses option 2; "⭐2",
+// "2⭐", "2*" or "remember 2" chooses it and remembers it; "nothing"/"none"
+// is Nothing; "skip"/"skip this week"/"next week"/"not this week" skips;
+// "something else" asks for the text; a number out of range is re-asked; any other
+// text is what the person wants instead (KindCustom). awaitingText (after
+// "Something else") takes any text as KindCustom. The words are read in
+// every language of the catalogue ("rien", "pas cette semaine", "retenir
+// 2", "autre chose"); the re-asks are in c's language.
+func ParseReplyIn(c messages.Catalog, text string, shown int, awaitingText bool) Reply {
+	// Invisible characters cannot hide a number ("\u200b2" is 2), nor
+	// make an empty reply a search.
+	text = CleanText(text)
 	if text == "" {
-		return Reply{Retry: "Please reply with a number or describe what you want."}
+		return Reply{Retry: c.T("question.retry_empty")}
 	}
 	if awaitingText {
-		return Reply{Answer: &Answer{Kind: KindCustom, Text: truncateRunes(text, MaxCustomRunes)}}
+		return customReply(c, text)
 	}
 	num, remember := text, false
-	for _, mark := range []string{"⭐", "*", "remember "} {
+	for _, mark := range append([]string{"⭐", "*"}, replyWords("question.words_remember")...) {
 		if t, ok := strings.CutPrefix(strings.ToLower(num), mark); ok {
 			num, remember = t, true
 		} else if t, ok := strings.CutSuffix(num, mark); ok {
@@ -56,25 +126,54 @@ func ParseReply(text string, shown int, awaitingText bool) Reply {
 			return Reply{Answer: &Answer{Kind: KindNothing}}
 		case n == shown+2 && !remember:
 			return Reply{AskText: true}
+		case n == shown+3 && !remember:
+			return Reply{Answer: &Answer{Kind: KindSkip}}
 		}
-		return Reply{Retry: fmt.Sprintf("Please choose 1–%d, or describe what you want.", shown+2)}
+		return Reply{Retry: c.T("question.retry_range", "max", shown+3)}
 	}
-	switch strings.ToLower(strings.Trim(text, ".!")) {
-	case "nothing", "skip", "none":
+	word := strings.ToLower(strings.Trim(text, ".!"))
+	switch {
+	case slices.Contains(replyWords("question.words_nothing"), word):
 		return Reply{Answer: &Answer{Kind: KindNothing}}
-	case "something else":
+	case slices.Contains(replyWords("question.words_skip"), word):
+		return Reply{Answer: &Answer{Kind: KindSkip}}
+	case slices.Contains(replyWords("question.words_else"), word):
 		return Reply{AskText: true}
 	}
-	return Reply{Answer: &Answer{Kind: KindCustom, Text: truncateRunes(text, MaxCustomRunes)}}
+	return customReply(c, text)
+}
+
+// replyWords is the typed replies of key in every language of the
+// catalogue ("nothing", "rien", …), lower case.
+func replyWords(key string) []string {
+	var out []string
+	for _, lang := range messages.Languages {
+		for _, w := range strings.Split(messages.For(lang).T(key), "|") {
+			if w = strings.ToLower(w); strings.TrimSpace(w) != "" {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// customReply is a KindCustom answer, or a re-ask (CustomTextIn).
+func customReply(c messages.Catalog, text string) Reply {
+	t, retry := CustomTextIn(c, text)
+	if retry != "" {
+		return Reply{Retry: retry}
+	}
+	return Reply{Answer: &Answer{Kind: KindCustom, Text: t}}
 }
 
 // ParseYesNo reads a typed reply to a safety confirmation; ok is false when
 // it is neither yes nor no.
 func ParseYesNo(text string) (yes, ok bool) {
-	switch strings.ToLower(strings.Trim(strings.TrimSpace(text), ".!")) {
-	case "yes", "y", "ok", "allow":
+	word := strings.ToLower(strings.Trim(CleanText(text), ".!"))
+	switch {
+	case slices.Contains(replyWords("question.words_yes"), word):
 		return true, true
-	case "no", "n", "stop", "deny":
+	case slices.Contains(replyWords("question.words_no"), word):
 		return false, true
 	}
 	return false, false
@@ -106,13 +205,6 @@ func readNumber(s string) (n int, isNumber bool) {
 	return 0, true
 }
 
-func truncateRunes(s string, limit int) string {
-	if utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	return string([]rune(s)[:limit-1]) + "…"
-}
-
 // ErrClosed is the cause (context.Cause) of the ctx a channel asks with
 // when the question was closed by someone else: answered on another
 // channel, or not answered in time. errors.As gives the *Closed.
@@ -141,32 +233,53 @@ func (c *Closed) Error() string {
 // Is makes errors.Is(c, ErrClosed) true.
 func (c *Closed) Is(target error) bool { return target == ErrClosed }
 
-// AnswerLine describes an answer to q for the person ("✅ You chose 2. Milk").
-func AnswerLine(q Question, a Answer) string {
+// AnswerLine describes an answer to q for the person, in English.
+func AnswerLine(q Question, a Answer) string { return AnswerLineIn(messages.Catalog{}, q, a) }
+
+// AnswerLineIn describes an answer to q for the person in c's language
+// ("✅ You chose 2. Milk").
+func AnswerLineIn(c messages.Catalog, q Question, a Answer) string {
 	switch a.Kind {
 	case KindProduct:
 		label := "?"
 		if a.Index >= 0 && a.Index < len(q.Options) {
-			label = OptionLabel(q.Options[a.Index])
+			label = OptionLabelIn(c, q.Options[a.Index])
 		}
 		if a.Remember {
-			return fmt.Sprintf("⭐ You chose %d. %s, and I'll remember it for next time.", a.Index+1, label)
+			return c.T("question.chose_remember", "n", a.Index+1, "product", label)
 		}
-		return fmt.Sprintf("✅ You chose %d. %s", a.Index+1, label)
+		return c.T("question.chose", "n", a.Index+1, "product", label)
 	case KindCustom:
-		return "✏️ You asked for: " + a.Text
+		return c.T("question.asked_for", "text", a.Text)
+	case KindSkip:
+		return c.T("question.skipped")
 	}
 	if a.Reason == ReasonTimeout {
-		return "⏱ No answer in time: skipping this item."
+		return c.T("question.no_answer")
 	}
-	return "🚫 Nothing: skipping this item."
+	return c.T("question.nothing_chosen")
 }
 
-// OptionLabel is "Name (price)", or "Name" without a price, on one line.
-func OptionLabel(o Option) string {
+// Labels every channel shows for the answers beyond the options, in
+// English (the catalogue's question.skip, question.skipped and
+// question.skip_explanation in other languages).
+var (
+	// SkipLabel names the "Skip this week" answer.
+	SkipLabel = messages.For("en").T("question.skip")
+	// SkipLine describes it once chosen.
+	SkipLine = messages.For("en").T("question.skipped")
+	// SkipExplanation is the skipped item's explanation in the summary.
+	SkipExplanation = messages.For("en").T("question.skip_explanation")
+)
+
+// OptionLabel is OptionLabelIn in English.
+func OptionLabel(o Option) string { return OptionLabelIn(messages.Catalog{}, o) }
+
+// OptionLabelIn is "Name (price)", or "Name" without a price, on one line.
+func OptionLabelIn(c messages.Catalog, o Option) string {
 	name := strings.Join(strings.Fields(o.Name), " ")
 	if name == "" {
-		name = "(unnamed product)"
+		name = c.T("question.unnamed")
 	}
 	if p := strings.Join(strings.Fields(o.Price), " "); p != "" {
 		return fmt.Sprintf("%s (%s)", name, p)

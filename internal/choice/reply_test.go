@@ -1,6 +1,9 @@
 package choice
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseReply(t *testing.T) {
 	product := func(i int, remember bool) *Answer { return &Answer{Kind: KindProduct, Index: i, Remember: remember} }
@@ -21,7 +24,12 @@ func TestParseReply(t *testing.T) {
 		{text: "Nothing.", want: &Answer{Kind: KindNothing}},
 		{text: "5", askText: true},
 		{text: "something else", askText: true},
-		{text: "6", retry: true},
+		{text: "6", want: &Answer{Kind: KindSkip}},
+		{text: "Skip this week", want: &Answer{Kind: KindSkip}},
+		{text: "skip", want: &Answer{Kind: KindSkip}},
+		{text: "next week!", want: &Answer{Kind: KindSkip}},
+		{text: "⭐6", retry: true}, // Skip cannot be remembered
+		{text: "7", retry: true},
 		{text: "0", retry: true},
 		{text: "⭐4", retry: true}, // Nothing cannot be remembered
 		// Any number that is not an option's is asked again, never searched for.
@@ -35,6 +43,20 @@ func TestParseReply(t *testing.T) {
 		{text: "", retry: true},
 		{text: "the lactose-free one", want: &Answer{Kind: KindCustom, Text: "the lactose-free one"}},
 		{text: "2", awaitingText: true, want: &Answer{Kind: KindCustom, Text: "2"}},
+		// Control and invisible characters are dropped, newlines folded
+		// (issue 24: these were searched for as custom text).
+		{text: "\x00", retry: true},
+		{text: "\u200b", awaitingText: true, retry: true},
+		{text: "\u200b2", want: product(1, false)},
+		{text: "\u202e2", want: product(1, false)},
+		{text: "\ufeff2\u2060", want: product(1, false)},
+		{text: "⭐\ufe0f2", want: product(1, true)},
+		{text: "\u3164", retry: true},
+		{text: "lactose\n\r\tfree\u2028milk\x07", want: &Answer{Kind: KindCustom, Text: "lactose free milk"}},
+		{text: "ye\u200bs", awaitingText: true, want: &Answer{Kind: KindCustom, Text: "yes"}},
+		{text: strings.Repeat("é", MaxCustomRunes), want: &Answer{Kind: KindCustom, Text: strings.Repeat("é", MaxCustomRunes)}},
+		{text: strings.Repeat("x", MaxCustomRunes+1), retry: true},
+		{text: strings.Repeat("x", MaxCustomRunes+1), awaitingText: true, retry: true},
 	}
 	for _, tt := range tests {
 		got := ParseReply(tt.text, 3, tt.awaitingText)
@@ -46,5 +68,25 @@ func TestParseReply(t *testing.T) {
 		case got.AskText != tt.askText || (got.Retry != "") != tt.retry:
 			t.Errorf("ParseReply(%q) = %+v, want askText %v retry %v", tt.text, got, tt.askText, tt.retry)
 		}
+	}
+}
+
+func TestParseYesNoIgnoresInvisibles(t *testing.T) {
+	for text, want := range map[string]bool{"\u200byes": true, "NO\u202e": false, " y\n": true} {
+		if yes, ok := ParseYesNo(text); !ok || yes != want {
+			t.Errorf("ParseYesNo(%q) = %v, %v; want %v, true", text, yes, ok, want)
+		}
+	}
+	if _, ok := ParseYesNo("\x00"); ok {
+		t.Error("a NUL read as yes or no")
+	}
+}
+
+func TestCustomText(t *testing.T) {
+	if got, retry := CustomText("  two\n\nlines\u200d "); got != "two lines" || retry != "" {
+		t.Errorf("CustomText = %q, %q", got, retry)
+	}
+	if _, retry := CustomText(strings.Repeat("a", MaxCustomRunes+1)); !strings.Contains(retry, "at most 200") {
+		t.Errorf("too long: %q", retry)
 	}
 }

@@ -45,6 +45,13 @@ type Config struct {
 	// ReplayMaxPriceChange is the largest price change, in percent, a
 	// direct replay accepts before it hands the item to the agent.
 	ReplayMaxPriceChange float64 `yaml:"replay_max_price_change" env:"REPLAY_MAX_PRICE_CHANGE"`
+	// ProductMemoryDays: a remembered product not bought for this many
+	// days expires and the agent shops the item again (a ⭐ pin stays);
+	// 0 keeps products for ever.
+	ProductMemoryDays int `yaml:"product_memory_days" env:"PRODUCT_MEMORY_DAYS"`
+	// ReviewPriceChange is the price change, in percent, from which the
+	// review pack warns about a product bought before.
+	ReviewPriceChange float64 `yaml:"review_price_change" env:"REVIEW_PRICE_CHANGE"`
 
 	// Browser
 	BrowserExecutable string `yaml:"browser_executable" env:"BROWSER_EXECUTABLE"`
@@ -97,6 +104,11 @@ type Config struct {
 
 	LogLevel string `yaml:"log_level" env:"LOG_LEVEL"` // debug | info | warn | error
 
+	// Language is what the household is told in (notifications, Telegram,
+	// the phone, summaries, the panel): "auto" (Home Assistant's language
+	// when connected, else English), "en" or "fr".
+	Language string `yaml:"language" env:"LANGUAGE"`
+
 	// ConfigFile is the config file Load read ("" when none); set by Load.
 	ConfigFile string `yaml:"-" env:"-"`
 }
@@ -118,6 +130,7 @@ const (
 	DefaultTelegramTimeout = 10 * time.Minute
 	DefaultSupervisorURL   = "http://supervisor"
 	DefaultLogLevel        = "info"
+	DefaultLanguage        = "auto"
 	// Prices default to 0: the model table's dated price for the model.
 	DefaultInputPricePerMTok  = 0
 	DefaultOutputPricePerMTok = 0
@@ -126,6 +139,16 @@ const (
 	DefaultMediaResolution = "medium"
 	// DefaultReplayMaxPriceChange is replay_max_price_change's default.
 	DefaultReplayMaxPriceChange = 20.0
+	// DefaultProductMemoryDays is product_memory_days' default.
+	DefaultProductMemoryDays = 180
+	// DefaultReviewPriceChange is review_price_change's default.
+	DefaultReviewPriceChange = 10.0
 	// ScriptedModel selects the offline scripted planner (works with the demo store only).
 	ScriptedModel = "scripted"
 )
+
+// ProductExpiry is how long a remembered product may go unused before it
+// expires (product_memory_days; 0: never).
+func (c Config) ProductExpiry() time.Duration {
+	return time.Duration(c.ProductMemoryDays) * 24 * time.Hour
+}

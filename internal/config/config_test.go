@@ -76,6 +76,8 @@ func TestDefaults(t *testing.T) {
 		GeminiOutputPricePerMTok: DefaultOutputPricePerMTok,
 		MediaResolution:          DefaultMediaResolution,
 		ReplayMaxPriceChange:     DefaultReplayMaxPriceChange,
+		ProductMemoryDays:        DefaultProductMemoryDays,
+		ReviewPriceChange:        DefaultReviewPriceChange,
 		PromptInjectionDetection: true,
 		Store:                    "metro",
 		BrowserHeadless:          true,
@@ -92,6 +94,7 @@ func TestDefaults(t *testing.T) {
 		SupervisorURL:            "http://supervisor",
 		MQTTDiscoveryPrefix:      "homeassistant",
 		LogLevel:                 "info",
+		Language:                 "auto",
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("defaults =\n%s\nwant\n%s", cfg, want)

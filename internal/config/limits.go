@@ -40,6 +40,8 @@ const (
 	MaxModelConcurrency = 64
 	// MaxReplayPriceChange bounds replay_max_price_change (percent).
 	MaxReplayPriceChange = 1000
+	// MaxProductMemoryDays bounds product_memory_days (0 = never expire).
+	MaxProductMemoryDays = 36500
 	// MaxTraceKeepRuns bounds trace_keep_runs (0 = keep every trace).
 	MaxTraceKeepRuns = 10000
 )
@@ -58,6 +60,8 @@ var limits = []Limit{
 	{"model_rpm", 0, MaxModelRPM},
 	{"model_concurrency", 0, MaxModelConcurrency},
 	{"replay_max_price_change", 0, MaxReplayPriceChange},
+	{"product_memory_days", 0, MaxProductMemoryDays},
+	{"review_price_change", 0, MaxReplayPriceChange},
 	{"trace_keep_runs", 0, MaxTraceKeepRuns},
 }
 

@@ -155,6 +155,8 @@ func defaults(home string, addon bool, getenv func(string) string) Config {
 		GeminiOutputPricePerMTok: DefaultOutputPricePerMTok,
 		MediaResolution:          DefaultMediaResolution,
 		ReplayMaxPriceChange:     DefaultReplayMaxPriceChange,
+		ProductMemoryDays:        DefaultProductMemoryDays,
+		ReviewPriceChange:        DefaultReviewPriceChange,
 		PromptInjectionDetection: true,
 		Store:                    DefaultStore,
 		BrowserHeadless:          true,
@@ -169,6 +171,7 @@ func defaults(home string, addon bool, getenv func(string) string) Config {
 		SupervisorURL:            DefaultSupervisorURL,
 		MQTTDiscoveryPrefix:      DefaultDiscoveryPrefix,
 		LogLevel:                 DefaultLogLevel,
+		Language:                 DefaultLanguage,
 	}
 	switch {
 	case addon:

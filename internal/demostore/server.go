@@ -166,7 +166,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		host string
 		h    http.Handler
 	}{
-		{HostStore, s.storeHandler()},
+		{HostStore, s.slowPages(s.storeHandler())},
 		{HostImages, s.imagesHandler()},
 		{HostAuth, s.authHandler()},
 		{HostEvil, s.evilHandler()},
@@ -567,6 +567,15 @@ func (s *Server) ChangeProduct(id string, c ProductChange) {
 		s.changes = map[string]ProductChange{}
 	}
 	s.changes[id] = c
+}
+
+// ProductPageAddable says whether product id's page is served with its
+// add control where ProductAddButton says (not gone, not moved): the
+// scripted model, which cannot look for a control elsewhere, adds from
+// the search tile otherwise.
+func (s *Server) ProductPageAddable(id string) bool {
+	ch := s.change(id)
+	return !ch.Gone && !ch.MoveAdd
 }
 
 func (s *Server) change(id string) ProductChange {

@@ -100,7 +100,7 @@ func login(t testing.TB, s *Server, c *http.Client, from, user, pass string) res
 		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 }
 
-var tileIDs = regexp.MustCompile(`<div class="tile" data-product-id="([^"]+)"`)
+var tileIDs = regexp.MustCompile(`<article class="tile" data-product-id="([^"]+)"`)
 
 func ids(ps []Product) []string {
 	out := make([]string, len(ps))

@@ -837,6 +837,22 @@ func (c *Client) GetStates(ctx context.Context) ([]State, error) {
 	return states, nil
 }
 
+// Language is Home Assistant's language (Settings → System → General; the
+// "language" of get_config, "fr" or "en-GB"); "" when it does not say.
+func (c *Client) Language(ctx context.Context) (string, error) {
+	raw, err := c.Do(ctx, "get_config", nil, true)
+	if err != nil {
+		return "", fmt.Errorf("get_config: %w", err)
+	}
+	var cfg struct {
+		Language string `json:"language"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return "", fmt.Errorf("get_config: decoding the result: %w", err)
+	}
+	return cfg.Language, nil
+}
+
 // Ping sends an application-level ping and waits for the pong.
 func (c *Client) Ping(ctx context.Context) error {
 	_, err := c.Do(ctx, "ping", nil, true)

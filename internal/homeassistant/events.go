@@ -2,13 +2,16 @@ package homeassistant
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
@@ -21,6 +24,9 @@ const (
 	EventStart        = "gemini_supply_start"
 	EventStop         = "gemini_supply_stop"
 	EventBusy         = "gemini_supply_busy"
+	// EventCart carries the store's cart after each run and each action on
+	// it (for installs without MQTT, whose Cart sensor shows the same).
+	EventCart = "gemini_supply_cart"
 )
 
 // DefaultFireTimeout bounds each event the sink fires or notification it shows.
@@ -44,6 +50,7 @@ type EventSinkOptions struct {
 //	KindItemFinished → gemini_supply_item_finished {run_id, item, item_id, quantity, outcome, product, price, price_cents, url, explanation, done, total}
 //	KindRunFinished  → gemini_supply_run_finished  {run_id, added, not_found, failed, duplicates, items, total, total_cents, unknown_prices, cancelled, stopped, cart_url, title, summary}
 //	state failed     → gemini_supply_run_failed    {run_id, message}
+//	KindRunFinished with the cart, KindCartChanged → gemini_supply_cart {run_id, units, estimated_total, total_cents, unknown_prices, lines: [{name, quantity, price, price_cents}], cart_url, read_at[, action]}
 //	KindWaitingForUser / KindUserAnswered → persistent notification gemini_supply_waiting shown / dismissed
 //
 // A failed call is logged and the sink goes on: Home Assistant being away
@@ -103,7 +110,14 @@ func (s *EventSink) handle(ctx context.Context, ev runstatus.Event) {
 			clear(s.waiting)
 			s.dismissWaiting(ctx)
 		}
-		s.fire(ctx, EventRunFinished, runFinishedData(ev))
+		s.fire(ctx, EventRunFinished, runFinishedData(s.notifier.opts.Messages, ev))
+		if ev.Pack != nil && ev.Pack.Cart != nil {
+			s.fire(ctx, EventCart, cartData(ev.RunID, *ev.Pack.Cart, nil))
+		}
+	case runstatus.KindCartChanged:
+		if ev.Cart != nil {
+			s.fire(ctx, EventCart, cartData(ev.RunID, *ev.Cart, ev.Action))
+		}
 	case runstatus.KindStateChanged:
 		if ev.State == runstatus.StateFailed {
 			s.fire(ctx, EventRunFailed, map[string]any{"run_id": ev.RunID, "message": ev.Message})
@@ -140,7 +154,8 @@ func (s *EventSink) showWaiting(ctx context.Context) {
 	}
 	sort.Strings(items)
 	var b strings.Builder
-	b.WriteString("A product choice needs you. Answer where you were asked (Telegram, or the notification on your phone):\n\n")
+	m := s.notifier.opts.Messages
+	b.WriteString(m.T("notify.waiting_body") + "\n\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "- **%s**", escapeMarkdown(it))
 		if q := s.waiting[it]; q != "" {
@@ -150,7 +165,7 @@ func (s *EventSink) showWaiting(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if err := s.notifier.Notify(ctx, s.notifier.opts.WaitingID, "gemini-supply is waiting for your choice", b.String()); err != nil {
+	if err := s.notifier.Notify(ctx, s.notifier.opts.WaitingID, m.T("notify.waiting_title"), b.String()); err != nil {
 		s.log.Warn("could not show the waiting notification", "error", err)
 	}
 }
@@ -198,7 +213,7 @@ func itemData(ev runstatus.Event) map[string]any {
 	return d
 }
 
-func runFinishedData(ev runstatus.Event) map[string]any {
+func runFinishedData(m messages.Catalog, ev runstatus.Event) map[string]any {
 	d := map[string]any{"run_id": ev.RunID}
 	if ev.Summary == nil {
 		p := ev.Progress
@@ -221,10 +236,28 @@ func runFinishedData(ev runstatus.Event) map[string]any {
 	d["cancelled"] = sum.Cancelled
 	d["stopped"] = sum.Cancelled
 	d["cart_url"] = sum.CartURL
-	d["title"] = sum.Title()
-	d["summary"] = sum.Markdown()
+	d["title"] = sum.TitleIn(m)
+	d["summary"] = sum.MarkdownIn(m)
 	if sum.RunID != "" {
 		d["run_id"] = sum.RunID
+	}
+	return d
+}
+
+// cartData is the gemini_supply_cart event's data: the cart as the MQTT
+// Cart sensor's attributes have it, and the action that changed it.
+func cartData(runID string, c reviewpack.Cart, act *reviewpack.Action) map[string]any {
+	d := map[string]any{}
+	b, err := json.Marshal(c.Info(runID))
+	if err == nil {
+		err = json.Unmarshal(b, &d)
+	}
+	if err != nil { // cannot happen: plain values
+		d = map[string]any{"run_id": runID, "units": c.Units()}
+	}
+	if act != nil {
+		d["action"] = map[string]any{"action": string(act.Kind), "item": act.ItemName, "product": act.Product,
+			"before": act.Before, "after": act.After, "error": act.Error}
 	}
 	return d
 }

@@ -134,6 +134,8 @@ func TestParseStartEvent(t *testing.T) {
 			runstatus.Request{Source: "event", RetryTagged: true, Concurrency: 2, Items: []string{"milk", "eggs"}}, ""},
 		{`{"retry_tagged": "yes", "concurrency": "3", "items": "milk, eggs,"}`,
 			runstatus.Request{Source: "event", RetryTagged: true, Concurrency: 3, Items: []string{"milk", "eggs"}}, ""},
+		{`{"retry_failed": true}`, runstatus.Request{Source: "event", RetryFailed: true}, ""},
+		{`{"retry_failed": "maybe"}`, runstatus.Request{}, "retry_failed"},
 		{`{"concurrency": 0}`, runstatus.Request{}, "between 1 and 8"},
 		{`{"concurrency": 1.5}`, runstatus.Request{}, "whole number"},
 		{`{"retry_tagged": "maybe"}`, runstatus.Request{}, "retry_tagged"},

@@ -181,9 +181,9 @@ func TestShoppingRunAgainstHomeAssistant(t *testing.T) {
 	checkList(t, run)
 	checkSummaryNotification(t, run)
 
-	// Events fired in order: started, one per item, finished.
+	// Events fired in order: started, one per item, finished, the cart.
 	evs := run.fake.Events()
-	if len(evs) != 8 {
+	if len(evs) != 9 {
 		t.Fatalf("events: %+v", evs)
 	}
 	if evs[0].Type != homeassistant.EventRunStarted || evs[0].Data["total"] != 6.0 {
@@ -202,7 +202,11 @@ func TestShoppingRunAgainstHomeAssistant(t *testing.T) {
 	}
 	last := evs[7]
 	if last.Type != homeassistant.EventRunFinished || last.Data["added"] != 3.0 || last.Data["not_found"] != 2.0 || last.Data["failed"] != 1.0 {
-		t.Errorf("last event = %+v", last)
+		t.Errorf("run_finished event = %+v", last)
+	}
+	// The cart as the demo store has it: bananas, 2 eggs, bread.
+	if cart := evs[8]; cart.Type != homeassistant.EventCart || cart.Data["units"] != 4.0 || cart.Data["total_cents"] != 1606.0 {
+		t.Errorf("last event = %+v, want the cart", cart)
 	}
 }
 

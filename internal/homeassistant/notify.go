@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 )
 
@@ -21,6 +22,9 @@ type NotifierOptions struct {
 	// WaitingID is the "waiting for your choice" notification_id
 	// (default gemini_supply_waiting).
 	WaitingID string
+	// Messages is the language of the notifications (the zero value:
+	// English).
+	Messages messages.Catalog
 }
 
 // Notifier shows Home Assistant persistent notifications: the run summary,
@@ -44,7 +48,7 @@ func NewNotifier(c *Client, opts NotifierOptions) *Notifier {
 // SendSummary shows the run summary (title with the counts, markdown body
 // with items, prices, links, explanations, total and cart link).
 func (n *Notifier) SendSummary(ctx context.Context, s report.Summary) error {
-	if err := n.Notify(ctx, n.opts.SummaryID, s.Title(), s.Markdown()); err != nil {
+	if err := n.Notify(ctx, n.opts.SummaryID, s.TitleIn(n.opts.Messages), s.MarkdownIn(n.opts.Messages)); err != nil {
 		return fmt.Errorf("send the run summary to Home Assistant: %w", err)
 	}
 	return nil

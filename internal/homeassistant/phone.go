@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // EventNotificationAction is the event the companion app fires when an
@@ -41,6 +42,7 @@ const (
 const (
 	phoneActProduct = "P"
 	phoneActNothing = "N"
+	phoneActSkip    = "W"
 	phoneActReply   = "R"
 	phoneActYes     = "Y"
 	phoneActNo      = "X"
@@ -53,6 +55,9 @@ type PhoneOptions struct {
 	Services []string
 	// Logger; nil uses the client's.
 	Logger *slog.Logger
+	// Messages is the language of the notifications (the zero value:
+	// English).
+	Messages messages.Catalog
 }
 
 // Phone asks questions as actionable notifications of the Home Assistant
@@ -64,6 +69,7 @@ type Phone struct {
 	c        *Client
 	services []string // service names without "notify."
 	log      *slog.Logger
+	msg      messages.Catalog
 }
 
 // NewPhone returns a Phone on c, or an error naming a service that is not a
@@ -72,7 +78,7 @@ func NewPhone(c *Client, opts PhoneOptions) (*Phone, error) {
 	if len(opts.Services) == 0 {
 		return nil, errors.New("phone questions: no notify service configured")
 	}
-	p := &Phone{c: c}
+	p := &Phone{c: c, msg: opts.Messages}
 	for _, s := range opts.Services {
 		name, err := PhoneService(s)
 		if err != nil {
@@ -228,17 +234,21 @@ func (p *Phone) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 	}
 	defer pq.close(ctx)
 	shown := min(len(q.Options), phoneMaxOptions)
-	title := "🛒 " + phoneTruncate(q.ItemName, phoneMaxNameRunes) + ": which one?"
-	body := phoneQuestionText(q, shown)
-	reply := map[string]any{"action": pq.action(phoneActReply), "title": "✏️ Reply", "behavior": "textInput",
-		"textInputButtonTitle": "Send", "textInputPlaceholder": fmt.Sprintf("1–%d, ⭐2 to remember, or what you want", shown+2)}
+	m := p.msg
+	title := m.T("phone.which_one", "item", phoneTruncate(q.ItemName, phoneMaxNameRunes))
+	body := phoneQuestionText(m, q, shown)
+	reply := map[string]any{"action": pq.action(phoneActReply), "title": m.T("phone.reply"), "behavior": "textInput",
+		"textInputButtonTitle": m.T("phone.send"), "textInputPlaceholder": m.T("phone.placeholder", "max", shown+3)}
 	var actions []map[string]any
 	for i := range min(shown, phoneMaxActions-1) {
 		actions = append(actions, map[string]any{"action": pq.action(phoneActProduct, i),
 			"title": phoneTruncate(fmt.Sprintf("%d. %s", i+1, q.Options[i].Name), phoneMaxButtonRunes)})
 	}
 	if len(actions) < phoneMaxActions-1 {
-		actions = append(actions, map[string]any{"action": pq.action(phoneActNothing), "title": "🚫 Nothing"})
+		// The spare button: for a one-option question (often the only
+		// in-stock alternative) "not this week" is the likely other answer;
+		// Nothing stays a typed reply.
+		actions = append(actions, map[string]any{"action": pq.action(phoneActSkip), "title": m.T("question.skip_button")})
 	}
 	actions = append(actions, reply)
 	if err := pq.send(ctx, title, body, actions); err != nil {
@@ -258,8 +268,10 @@ func (p *Phone) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 			res.Answer = &choice.Answer{Kind: choice.KindProduct, Index: r.index}
 		case r.kind == phoneActNothing:
 			res.Answer = &choice.Answer{Kind: choice.KindNothing}
+		case r.kind == phoneActSkip:
+			res.Answer = &choice.Answer{Kind: choice.KindSkip}
 		case r.kind == phoneActReply:
-			res = choice.ParseReply(r.text, shown, awaitingText)
+			res = choice.ParseReplyIn(m, r.text, shown, awaitingText)
 		default:
 			continue
 		}
@@ -269,7 +281,7 @@ func (p *Phone) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 			return *res.Answer, nil
 		case res.AskText:
 			awaitingText = true
-			err = pq.send(ctx, title, fmt.Sprintf("✏️ What would you like instead for “%s”? Reply with text.", phoneTruncate(q.ItemName, phoneMaxNameRunes)),
+			err = pq.send(ctx, title, m.T("question.ask_text", "item", phoneTruncate(q.ItemName, phoneMaxNameRunes)),
 				[]map[string]any{reply})
 		default:
 			err = pq.send(ctx, title, res.Retry+"\n\n"+body, actions)
@@ -289,19 +301,20 @@ func (p *Phone) Confirm(ctx context.Context, explanation, action string) (bool, 
 		return false, fmt.Errorf("ask for confirmation on the phone: %w", err)
 	}
 	defer pq.close(ctx)
+	m := p.msg
 	var sb strings.Builder
 	if a := phoneTruncate(strings.Join(strings.Fields(action), " "), phoneMaxContextRune); a != "" {
-		fmt.Fprintf(&sb, "The shopping agent wants to: %s\n", a)
+		sb.WriteString(m.T("question.safety_action", "action", a) + "\n")
 	}
 	if e := strings.TrimSpace(explanation); e != "" {
-		fmt.Fprintf(&sb, "Why it asks: %s\n", phoneTruncate(e, phoneMaxContextRune))
+		sb.WriteString(m.T("question.safety_why", "why", phoneTruncate(e, phoneMaxContextRune)) + "\n")
 	}
-	sb.WriteString("Allow it?")
+	sb.WriteString(m.T("question.safety_allow"))
 	actions := []map[string]any{
-		{"action": pq.action(phoneActYes), "title": "✅ Allow"},
-		{"action": pq.action(phoneActNo), "title": "❌ Deny", "destructive": true},
+		{"action": pq.action(phoneActYes), "title": m.T("phone.allow")},
+		{"action": pq.action(phoneActNo), "title": m.T("phone.deny"), "destructive": true},
 	}
-	if err := pq.send(ctx, "⚠️ Safety check", sb.String(), actions); err != nil {
+	if err := pq.send(ctx, m.T("question.safety_title"), sb.String(), actions); err != nil {
 		return false, fmt.Errorf("ask for confirmation on the phone: %w", err)
 	}
 	p.log.Info("asked on the phone to confirm an action", "action", action, "tag", pq.tag)
@@ -319,20 +332,21 @@ func (p *Phone) Confirm(ctx context.Context, explanation, action string) (bool, 
 	}
 }
 
-func phoneQuestionText(q choice.Question, shown int) string {
+func phoneQuestionText(m messages.Catalog, q choice.Question, shown int) string {
 	var sb strings.Builder
 	if c := strings.TrimSpace(q.Context); c != "" {
 		sb.WriteString(phoneTruncate(c, phoneMaxContextRune) + "\n")
 	}
 	for i := range shown {
-		fmt.Fprintf(&sb, "%d. %s\n", i+1, phoneTruncate(choice.OptionLabel(q.Options[i]), phoneMaxNameRunes))
+		fmt.Fprintf(&sb, "%d. %s\n", i+1, phoneTruncate(choice.OptionLabelIn(m, q.Options[i]), phoneMaxNameRunes))
 	}
-	fmt.Fprintf(&sb, "%d. Nothing (skip this item)\n", shown+1)
-	fmt.Fprintf(&sb, "%d. Something else\n", shown+2)
+	fmt.Fprintf(&sb, "%d. %s\n", shown+1, m.T("question.nothing"))
+	fmt.Fprintf(&sb, "%d. %s\n", shown+2, m.T("question.something_else"))
+	fmt.Fprintf(&sb, "%d. %s\n", shown+3, m.T("question.skip_item"))
 	if len(q.Options) > shown {
-		fmt.Fprintf(&sb, "(showing %d of %d options)\n", shown, len(q.Options))
+		sb.WriteString(m.T("question.showing", "shown", shown, "total", len(q.Options)) + "\n")
 	}
-	sb.WriteString("Tap a button, or Reply with a number (⭐2 = choose and remember) or what you want.")
+	sb.WriteString(m.T("phone.hint"))
 	return sb.String()
 }
 

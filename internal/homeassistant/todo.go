@@ -298,6 +298,20 @@ func (p *TodoProvider) MarkCompleted(ctx context.Context, id string, added shopp
 	})
 }
 
+// Reopen puts a completed item back to "needs action" (the review pack's
+// Wrong product shops it again); the description it was completed with is
+// cleared where it is ours.
+func (p *TodoProvider) Reopen(ctx context.Context, id string) error {
+	return p.mark(ctx, id, "reopen", func(cur todoItem, descriptions bool) todoItem {
+		w := cur
+		w.Status = string(shoppinglist.StatusNeedsAction)
+		if descriptions && cur.Description != "" && ownDescription(cur.Description) {
+			w.Description = ""
+		}
+		return w
+	})
+}
+
 // MarkNotFound renames the item "<name> #404" and, where supported, puts the
 // agent's explanation in its description.
 func (p *TodoProvider) MarkNotFound(ctx context.Context, id string, explanation string) error {

@@ -369,3 +369,40 @@ func TestTodoProviderSeesEditsDuringARun(t *testing.T) {
 		t.Errorf("renamed item marked = %q", got)
 	}
 }
+
+// The household's policy tags (#nosub, #ask, #anybrand) survive a run's
+// updates of the item: tagged #404, then retried and tagged #failed, the
+// item still says what the household wrote.
+func TestPolicyTagsSurviveTheRun(t *testing.T) {
+	f := startFake(t, fakeha.Options{})
+	f.AddTodoList(list, "Shopping List", fakeha.ShoppingListFeatures,
+		fakeha.TodoItem{UID: "butter", Summary: "butter #nosub #ask"},
+		fakeha.TodoItem{UID: "cola", Summary: "cola #AnyBrand"},
+	)
+	p := NewTodoProvider(dialTest(t, testOptions(f, nil)), TodoOptions{})
+	ctx := testCtx(t)
+	if _, err := p.Items(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MarkNotFound(ctx, "butter", "sold out"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MarkFailed(ctx, "butter", "timeout"); err != nil {
+		t.Fatal(err)
+	}
+	items, err := p.Items(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]shoppinglist.Policy{"butter": {NoSub: true, Ask: true}, "cola": {AnyBrand: true}}
+	for _, it := range items {
+		if it.Policy() != want[it.ID] || it.Name != map[string]string{"butter": "butter", "cola": "cola"}[it.ID] {
+			t.Errorf("%s: name %q, policy %+v; want %+v", it.ID, it.Name, it.Policy(), want[it.ID])
+		}
+	}
+	for _, it := range f.TodoItems(list) {
+		if it.UID == "butter" && it.Summary != "butter #nosub #ask #failed" {
+			t.Errorf("butter on the list: %q", it.Summary)
+		}
+	}
+}

@@ -24,6 +24,7 @@ const MaxConcurrency = config.MaxConcurrency
 // (WithStop). Optional start event data:
 //
 //	retry_tagged: true          also shop items tagged #404/#failed
+//	retry_failed: true          shop only the items tagged #404/#failed
 //	concurrency: 2              tabs at once (1–8; default: configured)
 //	items: ["milk", "eggs"]     only these items (a list, or "milk, eggs")
 type EventTrigger struct {
@@ -129,6 +130,13 @@ func ParseStartEvent(data json.RawMessage) (runstatus.Request, error) {
 			return req, fmt.Errorf("retry_tagged: %w", err)
 		}
 		req.RetryTagged = b
+	}
+	if v, ok := m["retry_failed"]; ok {
+		b, err := boolValue(v)
+		if err != nil {
+			return req, fmt.Errorf("retry_failed: %w", err)
+		}
+		req.RetryFailed = b
 	}
 	if v, ok := m["concurrency"]; ok {
 		n, err := intValue(v)

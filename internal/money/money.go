@@ -63,6 +63,21 @@ func Format(c Cents) string {
 	return b.String()
 }
 
+// FormatIn writes c the way lang writes money: French ("fr") as
+// "1 234,56 $" (no-break spaces, as Québec writes it), any other language
+// as Format ("$1,234.56").
+func FormatIn(c Cents, lang string) string {
+	if lang != "fr" {
+		return Format(c)
+	}
+	en := strings.TrimPrefix(strings.Replace(Format(c), "$", "", 1), "-")
+	fr := strings.NewReplacer(",", "\u00a0", ".", ",").Replace(en) + "\u00a0$"
+	if c < 0 {
+		return "-" + fr
+	}
+	return fr
+}
+
 // LineTotal is the price of quantity units at p. ok is false when p is not
 // Known.
 func LineTotal(p Price, quantity int) (total Cents, ok bool) {

@@ -195,3 +195,22 @@ func BenchmarkParse(b *testing.B) {
 		Parse(texts[i%len(texts)])
 	}
 }
+
+func TestFormatIn(t *testing.T) {
+	for _, c := range []struct {
+		cents Cents
+		lang  string
+		want  string
+	}{
+		{549, "fr", "5,49\u00a0$"},
+		{123456, "fr", "1\u00a0234,56\u00a0$"},
+		{-549, "fr", "-5,49\u00a0$"},
+		{0, "fr", "0,00\u00a0$"},
+		{123456, "en", "$1,234.56"},
+		{549, "", "$5.49"},
+	} {
+		if got := FormatIn(c.cents, c.lang); got != c.want {
+			t.Errorf("FormatIn(%d, %q) = %q, want %q", c.cents, c.lang, got, c.want)
+		}
+	}
+}

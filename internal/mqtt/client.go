@@ -490,8 +490,8 @@ func (c *Client) press(msg paho.Message) {
 		c.log.Warn("ignoring an unknown command payload", "topic", msg.Topic(), "payload", truncateRunes(p, 64))
 		return
 	}
-	req := runstatus.Request{Source: "mqtt", RetryTagged: msg.Topic() == c.topics.RetryCommand}
-	res := requestResult{Source: req.Source, RetryTagged: req.RetryTagged, At: time.Now().UTC()}
+	req := runstatus.Request{Source: "mqtt", RetryFailed: msg.Topic() == c.topics.RetryCommand}
+	res := requestResult{Source: req.Source, RetryTagged: req.RetryFailed, At: time.Now().UTC()}
 	if msg.Topic() == c.topics.StopCommand {
 		res = c.pressStop(res)
 	} else {
@@ -528,13 +528,13 @@ func (c *Client) pressStart(req runstatus.Request, res requestResult) requestRes
 	switch {
 	case err == nil:
 		res.Result = EventAccepted
-		c.log.Info("run requested from the Home Assistant button", "retry_tagged", req.RetryTagged)
+		c.log.Info("run requested from the Home Assistant button", "retry_failed", req.RetryFailed)
 	case errors.Is(err, runstatus.ErrBusy):
 		res.Result, res.Message = EventBusy, err.Error()
-		c.log.Info("run request from the Home Assistant button refused: a run is already in progress", "retry_tagged", req.RetryTagged)
+		c.log.Info("run request from the Home Assistant button refused: a run is already in progress", "retry_failed", req.RetryFailed)
 	default:
 		res.Result, res.Message = EventError, err.Error()
-		c.log.Warn("run request from the Home Assistant button failed", "retry_tagged", req.RetryTagged, "err", err)
+		c.log.Warn("run request from the Home Assistant button failed", "retry_failed", req.RetryFailed, "err", err)
 	}
 	return res
 }

@@ -84,6 +84,7 @@ func TestDiscoveryPayloads(t *testing.T) {
 		"last_run":     {component: "sensor", name: "Last run", deviceClass: "timestamp", stateTopic: tp.LastRun, attrTopic: tp.LastRunAttributes},
 		"cart_total":   {component: "sensor", name: "Estimated cart total", deviceClass: "monetary", unit: "CAD", stateTopic: tp.CartTotal, attrTopic: tp.CartTotalAttrs},
 		"not_found":    {component: "sensor", name: "Items not found", stateClass: "measurement", stateTopic: tp.NotFound, attrTopic: tp.NotFoundAttrs},
+		"cart":         {component: "sensor", name: "Cart", unit: "units", stateClass: "measurement", stateTopic: tp.Cart, attrTopic: tp.CartAttrs},
 		"run_request":  {component: "event", name: "Run request", stateTopic: tp.Event},
 	}
 	seenUnique := map[string]bool{}
@@ -226,8 +227,8 @@ func TestButtonPressStartsRun(t *testing.T) {
 	for _, tc := range tests {
 		raw.publish(tc.topic, false, "PRESS")
 		got := starter.next(t)
-		if got.Source != "mqtt" || got.RetryTagged != tc.retry {
-			t.Errorf("press on %s: request = %+v, want source mqtt, retry_tagged %v", tc.topic, got, tc.retry)
+		if got.Source != "mqtt" || got.RetryFailed != tc.retry {
+			t.Errorf("press on %s: request = %+v, want source mqtt, retry_failed %v", tc.topic, got, tc.retry)
 		}
 		raw.waitFor("accepted event", func(last map[string]obsMsg, _ []obsMsg) bool {
 			ev, ok := last[c.Topics().Event]

@@ -53,6 +53,10 @@ type Topics struct {
 	CartTotalAttrs    string
 	NotFound          string
 	NotFoundAttrs     string
+	// Cart is the store's cart: its units, with the lines and the
+	// estimated total as attributes (reviewpack.CartInfo).
+	Cart      string
+	CartAttrs string
 	// Event carries non-retained JSON events ({"event_type": "accepted"|"busy"|"error", …}).
 	Event string
 
@@ -78,6 +82,8 @@ func newTopics(prefix, node string) Topics {
 		CartTotalAttrs:    node + "/cart_total/attributes",
 		NotFound:          node + "/not_found",
 		NotFoundAttrs:     node + "/not_found/attributes",
+		Cart:              node + "/cart",
+		CartAttrs:         node + "/cart/attributes",
 		Event:             node + "/event",
 		HAStatus:          prefix + haStatusSuffix,
 	}
@@ -89,6 +95,7 @@ func (t Topics) stateTopics() []string {
 	return []string{
 		t.Status, t.StatusAttributes, t.Progress, t.ProgressAttrs, t.CurrentItem, t.CurrentItemAttrs,
 		t.LastRun, t.LastRunAttributes, t.CartTotal, t.CartTotalAttrs, t.NotFound, t.NotFoundAttrs,
+		t.Cart, t.CartAttrs,
 	}
 }
 
@@ -211,6 +218,9 @@ func entities(prefix, node, swVersion string, t Topics) []Entity {
 		mk("sensor", "cart_total", "Estimated cart total", "mdi:cash",
 			DiscoveryConfig{StateTopic: t.CartTotal, JSONAttributesTopic: t.CartTotalAttrs,
 				DeviceClass: "monetary", UnitOfMeasurement: "CAD", DisplayPrecision: &two}),
+		mk("sensor", "cart", "Cart", "mdi:cart",
+			DiscoveryConfig{StateTopic: t.Cart, JSONAttributesTopic: t.CartAttrs,
+				UnitOfMeasurement: "units", StateClass: "measurement"}),
 		mk("sensor", "not_found", "Items not found", "mdi:cart-remove",
 			DiscoveryConfig{StateTopic: t.NotFound, JSONAttributesTopic: t.NotFoundAttrs,
 				StateClass: "measurement"}),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
@@ -61,6 +62,11 @@ type model struct {
 	// when the run finishes (the summary markdown is the costly part).
 	lastRun map[string]string
 
+	// cart is the store's cart as last read (after a run or an action);
+	// cartRun the run it belongs to.
+	cart    *reviewpack.Cart
+	cartRun string
+
 	t Topics
 }
 
@@ -68,6 +74,13 @@ func newModel(t Topics) *model { return &model{status: runstatus.StateIdle, t: t
 
 // apply folds one event into the model.
 func (m *model) apply(e runstatus.Event) {
+	if e.Kind == runstatus.KindCartChanged {
+		// An action on the cart after a run (maybe not the last one).
+		if e.Cart != nil {
+			m.cart, m.cartRun = e.Cart, e.RunID
+		}
+		return
+	}
 	if e.RunID != "" && e.RunID != m.runID && e.Kind != runstatus.KindRunStarted && e.Kind != runstatus.KindRunFinished {
 		// An event of a run we did not see start (subscribed late or dropped).
 		m.runID = e.RunID
@@ -115,6 +128,9 @@ func (m *model) apply(e runstatus.Event) {
 		m.items = nil
 		m.busy = false
 		m.waiting, m.question = "", ""
+		if e.Pack != nil && e.Pack.Cart != nil {
+			m.cart, m.cartRun = e.Pack.Cart, e.RunID
+		}
 		if e.Summary != nil {
 			s := *e.Summary
 			m.lastRun = lastRunPayloads(m.t, &s)
@@ -221,6 +237,11 @@ func (m *model) messages() map[string]string {
 
 	for k, v := range m.lastRun {
 		out[k] = v
+	}
+	if m.cart != nil {
+		info := m.cart.Info(m.cartRun)
+		out[t.Cart] = strconv.Itoa(info.Units)
+		out[t.CartAttrs] = mustJSON(info)
 	}
 	return out
 }

@@ -6,10 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 )
@@ -54,7 +51,7 @@ func (p *Panel) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 		p.removeQuestion(pq.ID, "")
 		return r.choice, nil
 	case <-ctx.Done():
-		p.removeQuestion(pq.ID, closedNote(ctx, q.ItemName))
+		p.removeQuestion(pq.ID, p.closedNote(ctx, q.ItemName))
 		return choice.Answer{}, context.Cause(ctx)
 	}
 }
@@ -70,23 +67,25 @@ func (p *Panel) Confirm(ctx context.Context, explanation, action string) (bool, 
 		p.removeQuestion(pq.ID, "")
 		return r.confirm, nil
 	case <-ctx.Done():
-		p.removeQuestion(pq.ID, closedNote(ctx, "the safety check"))
+		p.removeQuestion(pq.ID, p.closedNote(ctx, p.opts.Messages.T("panel.the_safety_check")))
 		return false, context.Cause(ctx)
 	}
 }
 
-// closedNote says why a question left the panel unanswered here.
-func closedNote(ctx context.Context, what string) string {
+// closedNote says why a question left the panel unanswered here, in the
+// panel's language.
+func (p *Panel) closedNote(ctx context.Context, what string) string {
+	m := p.opts.Messages
 	var c *choice.Closed
 	if errors.As(context.Cause(ctx), &c) {
 		switch {
 		case c.Timeout:
-			return fmt.Sprintf("No answer in time for %s.", what)
+			return m.T("panel.note_timeout", "what", what)
 		case c.By != "":
-			return fmt.Sprintf("%s was answered on %s.", what, c.By)
+			return m.T("panel.note_answered", "what", what, "channel", c.By)
 		}
 	}
-	return fmt.Sprintf("The question about %s was withdrawn.", what)
+	return m.T("panel.note_withdrawn", "what", what)
 }
 
 func (p *Panel) addQuestion(q Question) (*Question, error) {
@@ -114,7 +113,7 @@ func (p *Panel) removeQuestion(id, note string) {
 		}
 	}
 	if note != "" {
-		p.state.Message = note
+		p.state.Note = note
 	}
 	p.nudgeLocked()
 }
@@ -122,15 +121,18 @@ func (p *Panel) removeQuestion(id, note string) {
 // answerRequest is what the page posts to /api/answer.
 type answerRequest struct {
 	ID     string `json:"id"`
-	Answer string `json:"answer"` // product | nothing | custom | yes | no
+	Answer string `json:"answer"` // product | nothing | skip | custom | yes | no
 	Index  int    `json:"index"`  // product: the option's index
 	Text   string `json:"text"`   // custom: what to look for instead
+	// Remember (product): ⭐, pin the product as the item's own.
+	Remember bool `json:"remember"`
 }
 
 // serveAnswer takes a page's answer to a waiting question: checked like a
 // reply on Telegram (an option that exists, a non-empty text within the
 // limit), first answer wins.
 func (p *Panel) serveAnswer(w http.ResponseWriter, r *http.Request) {
+	m := p.opts.Messages
 	var req answerRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10)).Decode(&req); err != nil {
 		http.Error(w, "the answer must be JSON", http.StatusBadRequest)
@@ -145,7 +147,7 @@ func (p *Panel) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 	if q == nil {
-		http.Error(w, "This question was already answered or withdrawn.", http.StatusConflict)
+		http.Error(w, m.T("panel.answer_gone"), http.StatusConflict)
 		return
 	}
 	var rep reply
@@ -154,27 +156,30 @@ func (p *Panel) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		rep.confirm = req.Answer == "yes"
 	case q.Kind == "choice" && req.Answer == "product":
 		if req.Index < 0 || req.Index >= len(q.Options) {
-			http.Error(w, fmt.Sprintf("Please choose 1–%d.", len(q.Options)), http.StatusBadRequest)
+			http.Error(w, m.T("panel.answer_choose", "n", len(q.Options)), http.StatusBadRequest)
 			return
 		}
-		rep.choice = choice.Answer{Kind: choice.KindProduct, Index: req.Index}
+		rep.choice = choice.Answer{Kind: choice.KindProduct, Index: req.Index, Remember: req.Remember}
 	case q.Kind == "choice" && req.Answer == "nothing":
 		rep.choice = choice.Answer{Kind: choice.KindNothing}
+	case q.Kind == "choice" && req.Answer == "skip":
+		rep.choice = choice.Answer{Kind: choice.KindSkip}
 	case q.Kind == "choice" && req.Answer == "custom":
-		text := strings.TrimSpace(req.Text)
-		if text == "" || utf8.RuneCountInString(text) > choice.MaxCustomRunes {
-			http.Error(w, fmt.Sprintf("Say what to look for instead (1–%d characters).", choice.MaxCustomRunes), http.StatusBadRequest)
+		// The same reading as a typed reply on Telegram or the phone.
+		text, retry := choice.CustomText(req.Text)
+		if retry != "" {
+			http.Error(w, m.T("panel.answer_text", "max", choice.MaxCustomRunes, "why", retry), http.StatusBadRequest)
 			return
 		}
 		rep.choice = choice.Answer{Kind: choice.KindCustom, Text: text}
 	default:
-		http.Error(w, "That is not an answer to this question.", http.StatusBadRequest)
+		http.Error(w, m.T("panel.answer_wrong"), http.StatusBadRequest)
 		return
 	}
 	select {
 	case q.answers <- rep:
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		http.Error(w, "This question was already answered.", http.StatusConflict)
+		http.Error(w, m.T("panel.answer_gone"), http.StatusConflict)
 	}
 }

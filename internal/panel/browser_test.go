@@ -162,23 +162,41 @@ func TestPageInChromium(t *testing.T) {
 		return n == 0 && strings.Contains(text("#message"), "answered on Telegram")
 	})
 
-	// Keyboard: Stop is reachable with Tab and pressed with Enter.
-	if err := page.Locator("#stop").Focus(); err != nil {
-		t.Fatal(err)
+	// Keyboard: Stop is reachable with Tab and pressed with Enter; it asks
+	// first, with Cancel focused (Enter there stops nothing), then Stop.
+	press := func(key string) {
+		t.Helper()
+		if err := page.Keyboard().Press(key); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := page.Keyboard().Press("Enter"); err != nil {
-		t.Fatal(err)
+	dialogOpen := func() bool { v, _ := page.Locator("#confirm").IsVisible(); return v }
+	for _, keys := range [][]string{{"Enter"}, {"Tab", "Enter"}} { // Cancel, then Stop
+		if err := page.Locator("#stop").Focus(); err != nil {
+			t.Fatal(err)
+		}
+		press("Enter")
+		until("the confirmation", dialogOpen)
+		for _, k := range keys {
+			press(k)
+		}
+		until("the confirmation to close", func() bool { return !dialogOpen() })
 	}
 	until("Stop to reach serve", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return len(c.stops) == 1
+		return len(c.stops) >= 1
 	})
+	c.mu.Lock()
+	if len(c.stops) != 1 {
+		t.Fatalf("%d stops: Cancel in the confirmation stopped the run", len(c.stops))
+	}
+	c.mu.Unlock()
 	bus.Publish(runstatus.Event{Kind: runstatus.KindStateChanged, RunID: "r1", State: runstatus.StateCancelled, Progress: runstatus.Progress{Total: 2, Done: 1, Added: 1}})
 	until("the stopped run", func() bool {
 		dis, _ := page.Locator("#stop").IsDisabled()
 		en, _ := page.Locator("#start").IsEnabled()
-		return strings.Contains(text("#state"), "cancelled") && dis && en
+		return text("#state") == "Stopped" && dis && en
 	})
 	// A start refused because a run is going shows why.
 	c.mu.Lock()

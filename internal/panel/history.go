@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
@@ -41,6 +43,7 @@ type RunInfo struct {
 	Added      int          `json:"added"`
 	NotFound   int          `json:"not_found"`
 	Failed     int          `json:"failed"`
+	NotShopped int          `json:"not_shopped"` // the run was stopped before them
 	Usage      report.Usage `json:"usage"`
 }
 
@@ -56,6 +59,9 @@ type RunDetail struct {
 	Changes  []string `json:"changes"`
 	Warnings []string `json:"warnings"`
 	CartURL  string   `json:"cart_url,omitempty"`
+	// Pack is the run's review pack, with the household's actions on the
+	// cart since (nil for a run without one).
+	Pack *reviewpack.Pack `json:"pack,omitempty"`
 }
 
 // RunItem is one list item of a past run.
@@ -103,8 +109,11 @@ type TraceTurn struct {
 	OutputTokens int64     `json:"output_tokens"`
 	Text         []string  `json:"text,omitempty"`
 	Actions      []string  `json:"actions"`
-	URL          string    `json:"url,omitempty"`
-	Screenshot   string    `json:"screenshot,omitempty"`
+	// Calls are the same actions as data, which the page says in its
+	// language (Actions stay for other clients).
+	Calls      []Call `json:"calls,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Screenshot string `json:"screenshot,omitempty"`
 }
 
 // TraceEnd is how an attempt ended, with its model use and cost.
@@ -124,6 +133,11 @@ type Products interface {
 	// Forget removes the item's product (its key, or any spelling of the
 	// item); ErrNotFound when none is remembered.
 	Forget(ctx context.Context, item string) error
+	// PinSubstitute makes the item's substitute its own product (⭐);
+	// ErrNotFound when it has none.
+	PinSubstitute(ctx context.Context, item string) error
+	// SetPolicy sets the household's policy for the item.
+	SetPolicy(ctx context.Context, item string, p shoppinglist.Policy) error
 }
 
 // Product is one remembered product.
@@ -137,6 +151,22 @@ type Product struct {
 	LastSeen time.Time `json:"last_seen"`
 	Times    int       `json:"times_chosen,omitempty"`
 	Pinned   bool      `json:"pinned,omitempty"`
+	// Substitute is what was bought in its place last (this run only,
+	// never replayed); nil when none.
+	Substitute *Substitute `json:"substitute,omitempty"`
+	// Policy is the household's rule for the item set here (the list's
+	// tags add theirs).
+	Policy shoppinglist.Policy `json:"policy"`
+}
+
+// Substitute is a product bought in place of an item's own.
+type Substitute struct {
+	Name        string    `json:"name"`
+	URL         string    `json:"url,omitempty"`
+	Price       string    `json:"price,omitempty"`
+	LastSeen    time.Time `json:"last_seen"`
+	ByHousehold bool      `json:"by_household,omitempty"`
+	InARow      int       `json:"in_a_row,omitempty"`
 }
 
 // Names in history addresses: run ids, trace names and screenshot files
@@ -174,17 +204,17 @@ func (p *Panel) servePreview(w http.ResponseWriter, r *http.Request) {
 	conv := func(items []shoppinglist.Item) []previewItem {
 		out := make([]previewItem, 0, len(items))
 		for _, it := range items {
-			out = append(out, previewItem{Name: it.Name, Product: it.Product, Quantity: it.Quantity, Tags: it.Tags})
+			out = append(out, previewItem{Name: report.Clip(it.Name, report.MaxNameRunes), Product: report.Clip(it.Product, report.MaxNameRunes), Quantity: it.Quantity, Tags: it.Tags})
 		}
 		return out
 	}
 	dups := make([]previewItem, 0, len(plan.Duplicates))
 	for _, d := range plan.Duplicates {
-		dups = append(dups, previewItem{Name: d.Item.Name, Product: d.Item.Product, Quantity: d.Item.Quantity, Of: d.Of.Name})
+		dups = append(dups, previewItem{Name: report.Clip(d.Item.Name, report.MaxNameRunes), Product: report.Clip(d.Item.Product, report.MaxNameRunes), Quantity: d.Item.Quantity, Of: report.Clip(d.Of.Name, report.MaxNameRunes)})
 	}
 	writeJSON(w, map[string]any{
 		"to_shop": conv(plan.ToShop), "tagged": conv(plan.Tagged), "duplicates": dups,
-		"unnamed": conv(plan.Unnamed), "completed": plan.Completed,
+		"unnamed": conv(plan.Unnamed), "too_long": conv(plan.TooLong), "completed": plan.Completed,
 	})
 }
 
@@ -266,6 +296,18 @@ func (p *Panel) serveProducts(w http.ResponseWriter, r *http.Request) {
 
 // serveForget answers POST /api/products/forget {"key": "..."}.
 func (p *Panel) serveForget(w http.ResponseWriter, r *http.Request) {
+	p.serveKeyAction(w, r, "forgetting", "a remembered product was forgotten in the panel", Products.Forget)
+}
+
+// servePin answers POST /api/products/pin {"key": "..."}: the item's
+// substitute becomes its pinned product.
+func (p *Panel) servePin(w http.ResponseWriter, r *http.Request) {
+	p.serveKeyAction(w, r, "pinning the substitute of", "a substitute was pinned in the panel", Products.PinSubstitute)
+}
+
+// serveKeyAction answers a POST {"key": "..."} that does act on one
+// remembered item: 400 for another body, 404 without a product memory.
+func (p *Panel) serveKeyAction(w http.ResponseWriter, r *http.Request, what, done string, act func(Products, context.Context, string) error) {
 	var body struct {
 		Key string `json:"key"`
 	}
@@ -277,11 +319,74 @@ func (p *Panel) serveForget(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if p.failed(w, "forgetting "+body.Key, p.opts.Products.Forget(r.Context(), body.Key)) {
+	if p.failed(w, what+" "+body.Key, act(p.opts.Products, r.Context(), body.Key)) {
 		return
 	}
-	p.log.Info("a remembered product was forgotten in the panel", "key", body.Key)
+	p.log.Info(done, "key", body.Key)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// servePolicy answers POST /api/products/policy {"key": "...", "policy":
+// {"no_substitute": true, "always_ask": false, "any_brand": false}}.
+func (p *Panel) servePolicy(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Key    string               `json:"key"`
+		Policy *shoppinglist.Policy `json:"policy"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&body); err != nil || body.Key == "" || body.Policy == nil {
+		http.Error(w, `the request is not {"key": "...", "policy": {...}}`, http.StatusBadRequest)
+		return
+	}
+	if p.opts.Products == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if p.failed(w, "setting the policy of "+body.Key, p.opts.Products.SetPolicy(r.Context(), body.Key, *body.Policy)) {
+		return
+	}
+	p.log.Info("an item's policy was set in the panel", "key", body.Key, "policy", body.Policy.String())
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// serveCartAction answers POST /api/cart/action {"run_id", "item_id",
+// "action": "remove"|"quantity"|"wrong_product", "quantity"} with the
+// action as journaled: 400 for a request that is wrong in itself, 404 for
+// an unknown run or item, 409 while a run is going or when the product is
+// not in the cart, 502 when the store refused the change.
+func (p *Panel) serveCartAction(w http.ResponseWriter, r *http.Request) {
+	if p.opts.CartAction == nil {
+		http.NotFound(w, r)
+		return
+	}
+	var req reviewpack.Request
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		http.Error(w, `the request is not {"run_id", "item_id", "action": "remove"|"quantity"|"wrong_product", "quantity"}`, http.StatusBadRequest)
+		return
+	}
+	req.Source = "panel"
+	if err := req.Check(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	act, err := p.opts.CartAction(r.Context(), req)
+	if err != nil {
+		status := http.StatusBadGateway
+		switch {
+		case errors.Is(err, reviewpack.ErrInvalid):
+			status = http.StatusBadRequest
+		case errors.Is(err, ErrNotFound):
+			status = http.StatusNotFound
+		case errors.Is(err, runstatus.ErrBusy), errors.Is(err, reviewpack.ErrNotInCart):
+			status = http.StatusConflict
+		}
+		p.log.Warn("a cart action failed", "action", req.Kind, "run", req.RunID, "item", req.ItemID, "err", err)
+		http.Error(w, err.Error(), status)
+		return
+	}
+	p.log.Info("a cart action was taken in the panel", "action", act.Kind, "item", act.ItemName, "before", act.Before, "after", act.After)
+	writeJSON(w, act)
 }
 
 // failed answers an error: 404 for ErrNotFound, else 500 (logged).

@@ -146,6 +146,77 @@ func (f *fakeProducts) Forget(_ context.Context, item string) error {
 	return ErrNotFound
 }
 
+func (f *fakeProducts) PinSubstitute(_ context.Context, item string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, p := range f.list {
+		if p.Key == item && p.Substitute != nil {
+			f.list[i] = Product{Key: p.Key, Name: p.Substitute.Name, Pinned: true, Policy: p.Policy}
+			return nil
+		}
+	}
+	return ErrNotFound
+}
+
+func (f *fakeProducts) SetPolicy(_ context.Context, item string, pol shoppinglist.Policy) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, p := range f.list {
+		if p.Key == item {
+			f.list[i].Policy = pol
+			return nil
+		}
+	}
+	f.list = append(f.list, Product{Key: item, Policy: pol})
+	return nil
+}
+
+// A substitute is pinned and a policy set from the Products tab, by
+// guarded requests like Forget.
+func TestProductsPinAndPolicy(t *testing.T) {
+	f := &fakeProducts{list: []Product{{Key: "butter", Name: "Lactantia Salted Butter", Substitute: &Substitute{Name: "Becel Margarine", ByHousehold: true, InARow: 1}}}}
+	c := &control{}
+	p, err := New(Options{Start: c.start, Stop: c.stop, Products: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body string, hdr map[string]string) int {
+		r := httptest.NewRequest("POST", path, strings.NewReader(body))
+		r.Host = "localhost:8099"
+		for k, v := range hdr {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		return w.Code
+	}
+	ok := map[string]string{ActionHeader: "1"}
+	for _, tc := range []struct {
+		name, path, body string
+		hdr              map[string]string
+		code             int
+	}{
+		{"pin from another site", "/api/products/pin", `{"key":"butter"}`, nil, http.StatusForbidden},
+		{"pin without a substitute", "/api/products/pin", `{"key":"milk"}`, ok, http.StatusNotFound},
+		{"policy without a policy", "/api/products/policy", `{"key":"butter"}`, ok, http.StatusBadRequest},
+		{"policy from another site", "/api/products/policy", `{"key":"butter","policy":{"no_substitute":true}}`, nil, http.StatusForbidden},
+		{"policy", "/api/products/policy", `{"key":"butter","policy":{"no_substitute":true,"always_ask":true}}`, ok, http.StatusNoContent},
+		{"pin", "/api/products/pin", `{"key":"butter"}`, ok, http.StatusNoContent},
+	} {
+		if code := post(tc.path, tc.body, tc.hdr); code != tc.code {
+			t.Errorf("%s: %d, want %d", tc.name, code, tc.code)
+		}
+	}
+	w := do(p, "GET", "/api/products", "", nil)
+	var list []Product
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || len(list) != 1 {
+		t.Fatalf("products: %q (%v)", w.Body.String(), err)
+	}
+	if b := list[0]; b.Name != "Becel Margarine" || !b.Pinned || b.Substitute != nil || b.Policy != (shoppinglist.Policy{NoSub: true, Ask: true}) {
+		t.Errorf("butter after pin and policy: %+v", b)
+	}
+}
+
 // Remembered products are listed; forgetting one is a guarded request
 // like Start and Stop.
 func TestProducts(t *testing.T) {
@@ -162,6 +233,7 @@ func TestProducts(t *testing.T) {
 	}
 	post := func(body string, hdr map[string]string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/api/products/forget", strings.NewReader(body))
+		r.Host = "localhost:8099"
 		for k, v := range hdr {
 			r.Header.Set(k, v)
 		}
@@ -246,6 +318,7 @@ func TestPreviewAndRetry(t *testing.T) {
 	// Retry failed starts a run that shops the tagged items.
 	post := func(body string) int {
 		r := httptest.NewRequest("POST", "/api/start", strings.NewReader(body))
+		r.Host = "localhost:8099"
 		r.Header.Set(ActionHeader, "1")
 		w := httptest.NewRecorder()
 		p.ServeHTTP(w, r)
@@ -259,7 +332,7 @@ func TestPreviewAndRetry(t *testing.T) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.starts) != 1 || c.starts[0].Source != "panel" || !c.starts[0].RetryTagged {
+	if len(c.starts) != 1 || c.starts[0].Source != "panel" || !c.starts[0].RetryFailed {
 		t.Fatalf("starts %+v", c.starts)
 	}
 	// Without a preview the page starts at once.

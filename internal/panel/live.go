@@ -8,7 +8,11 @@ import (
 	"image"
 	"image/jpeg"
 	_ "image/png" // screenshots arrive as PNG
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
 )
 
 // Frame is one screen of a tab an agent is shopping in: the screenshot the
@@ -18,8 +22,11 @@ type Frame struct {
 	Item   string
 	// Turn is the agent's turn (0: the first screen).
 	Turn int
-	// Action is the turn's actions in words; URL the tab's address.
+	// Action is the turn's actions in words (English, for logs and
+	// clients without the catalogue); Calls the same as data, which the
+	// page says in its language; URL the tab's address.
 	Action string
+	Calls  []Call
 	URL    string
 	// Image is the screenshot, PNG or JPEG. The panel keeps it: the caller
 	// must not change it afterwards.
@@ -30,7 +37,46 @@ type Frame struct {
 type Activity struct {
 	Turn   int    `json:"turn"`
 	Action string `json:"action,omitempty"`
+	Calls  []Call `json:"calls,omitempty"`
 	URL    string `json:"url,omitempty"`
+	// QuotaUntil: the agent waits for the model's quota until then
+	// (WaitForQuota); zero when it does not.
+	QuotaUntil time.Time `json:"quota_until,omitzero"`
+}
+
+// Call is one of an agent's calls as data ("click_at" at x, y; "type_text_at"
+// with its text): the page says it in its own language, coordinates only
+// in its details.
+type Call struct {
+	Name string         `json:"name"`
+	Args map[string]any `json:"args,omitempty"`
+	// Target is what was at the action's point ("Add to cart"), when
+	// known: the page says "clicked “Add to cart”".
+	Target string `json:"target,omitempty"`
+}
+
+// callArgs are the arguments the page says; the rest (a report's
+// explanation, the options of a question) stay out of the stream.
+var callArgs = []string{"x", "y", "text", "press_enter", "keys", "key", "direction", "url", "item_name", "quantity"}
+
+// NewCall is a call as the page gets it: only the arguments it says,
+// texts clipped.
+func NewCall(name string, args map[string]any) Call {
+	c := Call{Name: name}
+	for _, k := range callArgs {
+		v, ok := args[k]
+		if !ok {
+			continue
+		}
+		if s, isText := v.(string); isText {
+			v = report.Clip(s, report.MaxNameRunes)
+		}
+		if c.Args == nil {
+			c.Args = map[string]any{}
+		}
+		c.Args[k] = v
+	}
+	return c
 }
 
 // liveFrame is the latest frame of one tab. It is converted to the page's
@@ -59,9 +105,35 @@ func (p *Panel) Show(f Frame) {
 	if f.ItemID == "" {
 		return
 	}
+	p.state.Activity[f.ItemID] = Activity{Turn: f.Turn, Action: f.Action, Calls: f.Calls, URL: f.URL}
+	if blank(f.URL) {
+		// A tab's first screen before it opened anything: white, and
+		// for a short item the only one. The card says it is starting.
+		p.nudgeLocked()
+		return
+	}
 	p.frameSeq++
 	p.frames[f.ItemID] = &liveFrame{Frame: f, seq: p.frameSeq}
-	p.state.Activity[f.ItemID] = Activity{Turn: f.Turn, Action: f.Action, URL: f.URL}
+	p.nudgeLocked()
+}
+
+// blank says whether a tab's address is an empty page (about:blank).
+func blank(u string) bool {
+	return strings.HasPrefix(u, "about:")
+}
+
+// WaitForQuota shows on an item's card that its agent waits about d for
+// the model's quota, until its next screen (shop's Watcher, through its
+// adapter).
+func (p *Panel) WaitForQuota(itemID string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if itemID == "" {
+		return
+	}
+	a := p.state.Activity[itemID]
+	a.QuotaUntil = time.Now().Add(d)
+	p.state.Activity[itemID] = a
 	p.nudgeLocked()
 }
 
@@ -69,7 +141,7 @@ func (p *Panel) Show(f Frame) {
 func (lf *liveFrame) event() string {
 	lf.once.Do(func() {
 		img, err := toJPEG(lf.Image)
-		v := map[string]any{"item_id": lf.ItemID, "item": lf.Item, "turn": lf.Turn, "action": lf.Action, "url": lf.URL}
+		v := map[string]any{"item_id": lf.ItemID, "item": lf.Item, "turn": lf.Turn, "action": lf.Action, "calls": lf.Calls, "url": lf.URL}
 		if err == nil {
 			v["image"] = "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(img)
 		}

@@ -3,8 +3,10 @@ package panel
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -205,5 +207,32 @@ func TestFrameConvertedOnce(t *testing.T) {
 	lf.Image = nil // a second conversion would fail
 	if lf.event() != first || !strings.Contains(first, "data:image/jpeg") {
 		t.Fatal("the frame was converted again")
+	}
+}
+
+// TestStoppedRunEndsEveryCard: the run's summary gives every item its final
+// state — an item still shopping when the run was stopped, and one never
+// started, end as "not shopped" rather than "shopping…" or missing.
+func TestStoppedRunEndsEveryCard(t *testing.T) {
+	p, err := New(Options{Start: func(context.Context, runstatus.Request) error { return nil }, Stop: func(context.Context, string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.apply(runstatus.Event{RunID: "r1", State: runstatus.StateShopping, Item: &report.ItemResult{ItemID: "a", ItemName: "milk"}})
+	p.apply(runstatus.Event{RunID: "r1", Item: &report.ItemResult{ItemID: "b", ItemName: "eggs", Outcome: report.OutcomeAdded}})
+	sum := report.Summary{RunID: "r1", Cancelled: true, Items: []report.ItemResult{
+		{ItemID: "a", ItemName: "milk", Outcome: report.OutcomeNotShopped},
+		{ItemID: "b", ItemName: "eggs", Outcome: report.OutcomeAdded},
+		{ItemID: "c", ItemName: "bread", Outcome: report.OutcomeNotShopped},
+	}}
+	p.apply(runstatus.Event{RunID: "r1", Kind: runstatus.KindRunFinished, State: runstatus.StateCancelled, Summary: &sum})
+	p.mu.Lock()
+	got := map[string]report.Outcome{}
+	for _, it := range p.state.Items {
+		got[it.ItemName] = it.Outcome
+	}
+	p.mu.Unlock()
+	if fmt.Sprint(got) != "map[bread:not_shopped eggs:added milk:not_shopped]" {
+		t.Errorf("cards = %v", got)
 	}
 }

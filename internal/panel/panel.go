@@ -20,19 +20,21 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -65,6 +67,13 @@ type Options struct {
 	History History
 	// Products lists and forgets remembered products; nil: none.
 	Products Products
+	// CartAction carries out one of the review pack's actions on the
+	// cart (app.CartActions); nil: the pack has no actions.
+	CartAction func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error)
+	// Messages is the language the page speaks (its texts are the
+	// catalogue's "panel." area, served at /api/messages); the zero
+	// Catalog speaks English.
+	Messages messages.Catalog
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -84,6 +93,7 @@ type Panel struct {
 	clients   map[chan struct{}]struct{}
 	frames    map[string]*liveFrame // the latest screen of each item's tab (live.go)
 	frameSeq  uint64
+	bound     []string // the host names and addresses it was started on (hostAllowed)
 }
 
 // Snapshot is the run as the page shows it: the latest state, progress,
@@ -93,13 +103,24 @@ type Snapshot struct {
 	State    runstatus.State     `json:"state,omitempty"`
 	Progress runstatus.Progress  `json:"progress"`
 	Items    []report.ItemResult `json:"items"`
-	Message  string              `json:"message,omitempty"`
-	Summary  *report.Summary     `json:"summary,omitempty"`
+	// Message is the run's own text (why it failed; the question asked),
+	// for the page's details; Note is the panel's word to the household
+	// in its language ("butter was answered on Telegram.").
+	Message string          `json:"message,omitempty"`
+	Note    string          `json:"note,omitempty"`
+	Summary *report.Summary `json:"summary,omitempty"`
+	// Pack is the run's review pack once it finished, with the actions
+	// taken on the cart since.
+	Pack *reviewpack.Pack `json:"pack,omitempty"`
+	// Actions: the review pack's actions can be taken here.
+	Actions bool `json:"actions"`
 	// Activity is what each item's agent did last, by item id.
 	Activity map[string]Activity `json:"activity"`
 	// Total is the estimated cart total of the items added so far
-	// ("$12.47"); TotalUnknown counts added items without a known price.
+	// ("$12.47", and in cents for the page to say in its language);
+	// TotalUnknown counts added items without a known price.
 	Total        string `json:"total,omitempty"`
+	TotalCents   int64  `json:"total_cents,omitempty"`
 	TotalUnknown int    `json:"total_unknown,omitempty"`
 	// Questions wait for an answer (in the panel or on another channel).
 	Questions []Question `json:"questions"`
@@ -118,18 +139,28 @@ func New(opts Options) (*Panel, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	page, err := template.ParseFS(static, "static/index.html")
+	// The page's static texts are the catalogue's, in the panel's
+	// language; the script fetches the rest (/api/messages).
+	page, err := template.New("index.html").Funcs(template.FuncMap{
+		"t": func(key string) string { return opts.Messages.T("panel." + key) },
+	}).ParseFS(static, "static/index.html")
 	if err != nil {
 		return nil, fmt.Errorf("panel: the page template: %w", err)
 	}
 	p := &Panel{opts: opts, log: opts.Logger.With("component", "panel"), page: page,
 		state: emptySnapshot(""), clients: map[chan struct{}]struct{}{}, frames: map[string]*liveFrame{}}
-	assets, _ := fs.Sub(static, "static")
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("GET /{$}", p.serveIndex)
-	p.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
+	// The assets by name: the page's template (static/index.html) is not
+	// served raw.
+	for _, name := range []string{"app.css", "app.js", "icon.svg"} {
+		p.mux.HandleFunc("GET /static/"+name, func(w http.ResponseWriter, r *http.Request) {
+			http.ServeFileFS(w, r, static, "static/"+name)
+		})
+	}
 	p.mux.HandleFunc("GET /events", p.serveEvents)
 	p.mux.HandleFunc("GET /api/state", p.serveState)
+	p.mux.HandleFunc("GET /api/messages", p.serveMessages)
 	p.mux.HandleFunc("POST /api/start", p.guard(p.serveStart))
 	p.mux.HandleFunc("POST /api/stop", p.action(p.stop))
 	p.mux.HandleFunc("POST /api/answer", p.guard(p.serveAnswer))
@@ -140,6 +171,9 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("GET /api/runs/{id}/traces/{trace}/{file}", p.serveTraceImage)
 	p.mux.HandleFunc("GET /api/products", p.serveProducts)
 	p.mux.HandleFunc("POST /api/products/forget", p.guard(p.serveForget))
+	p.mux.HandleFunc("POST /api/products/pin", p.guard(p.servePin))
+	p.mux.HandleFunc("POST /api/products/policy", p.guard(p.servePolicy))
+	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
 	return p, nil
 }
 
@@ -153,10 +187,75 @@ func (p *Panel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !p.opts.Ingress && !p.hostAllowed(r.Host) {
+		// DNS rebinding: a site the household visits may point its own
+		// name at this machine; its pages then reach the panel under that
+		// name.
+		p.log.Warn("refused a panel request for another host name (DNS rebinding?)", "host", trimForLog(r.Host), "from", r.RemoteAddr)
+		http.Error(w, "The panel answers only at the address it was started on (localhost, 127.0.0.1, [::1] or the --ui address).", http.StatusMisdirectedRequest)
+		return
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "same-origin")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'self'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'self'; form-action 'self'; base-uri 'none'")
 	p.mux.ServeHTTP(w, r)
+}
+
+// bindTo notes the address the panel was started on (serve --ui ADDR, or
+// the listener's): its host name is accepted in the Host header besides
+// the loopback ones.
+func (p *Panel) bindTo(addr string) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.bound, host) {
+		p.bound = append(p.bound, host)
+	}
+}
+
+// hostAllowed says whether a request's Host is one the panel answers to
+// outside ingress: localhost, a loopback address, the address it was bound
+// to, or — when bound to all interfaces — any IP address (a DNS rebinding
+// attack needs a name of the attacker's; an address literal is never one).
+func (p *Panel) hostAllowed(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip != nil && ip.IsLoopback() {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range p.bound {
+		if b == host {
+			return true
+		}
+		if bip := net.ParseIP(b); ip != nil && bip != nil && bip.IsUnspecified() {
+			return true
+		}
+	}
+	return false
+}
+
+// trimForLog bounds a client-chosen text before it is logged.
+func trimForLog(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "…"
+	}
+	return s
 }
 
 // ingressPath is the base path Home Assistant's ingress proxy sends.
@@ -174,7 +273,7 @@ func (p *Panel) base(r *http.Request) string {
 func (p *Panel) serveIndex(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := p.page.Execute(w, map[string]string{"Base": p.base(r)}); err != nil {
+	if err := p.page.Execute(w, map[string]string{"Base": p.base(r), "Lang": p.opts.Messages.Lang()}); err != nil {
 		p.log.Debug("writing the panel page", "err", err)
 	}
 }
@@ -184,6 +283,12 @@ func (p *Panel) serveState(w http.ResponseWriter, _ *http.Request) {
 	snap := p.snapshotLocked()
 	p.mu.Unlock()
 	writeJSON(w, snap)
+}
+
+// serveMessages is the page's texts in its language: {"lang": "fr",
+// "texts": {"title": "Épicerie", …}} (the catalogue's "panel." keys).
+func (p *Panel) serveMessages(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{"lang": p.opts.Messages.Lang(), "texts": p.opts.Messages.Area("panel")})
 }
 
 // keepAlive is how often an idle event stream gets a comment, so proxies
@@ -299,6 +404,20 @@ func (p *Panel) Consume(ctx context.Context, sub *runstatus.Subscription) error 
 func (p *Panel) apply(ev runstatus.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ev.Kind == runstatus.KindCartChanged {
+		// An action on a past run's cart: the live run (or the last one)
+		// stays on the page; its pack takes the action when it is its.
+		if pk := p.state.Pack; pk != nil && ev.RunID == pk.RunID && ev.Action != nil {
+			c := *pk
+			c.Actions = append(append([]reviewpack.Action(nil), pk.Actions...), *ev.Action)
+			if ev.Cart != nil {
+				c.Cart = ev.Cart
+			}
+			p.state.Pack = &c
+		}
+		p.nudgeLocked()
+		return
+	}
 	if ev.RunID != "" && ev.RunID != p.state.RunID {
 		p.state = emptySnapshot(ev.RunID)
 		clear(p.frames)
@@ -324,13 +443,30 @@ func (p *Panel) apply(ev runstatus.Event) {
 			delete(p.frames, ev.Item.ItemID) // its tab is closed
 		}
 		total, unknown := report.Summary{Items: p.state.Items}.EstimatedTotal()
-		p.state.Total, p.state.TotalUnknown = "", unknown
+		p.state.Total, p.state.TotalCents, p.state.TotalUnknown = "", int64(total), unknown
 		if total > 0 {
 			p.state.Total = money.Format(total)
 		}
 	}
+	if ev.Pack != nil {
+		p.state.Pack = ev.Pack
+	}
 	if ev.Summary != nil {
 		p.state.Summary = ev.Summary
+		// The summary has every item's final state, those a stopped run
+		// never started included: the cards end as the summary says.
+		for _, it := range ev.Summary.Items {
+			replaced := false
+			for i := range p.state.Items {
+				if p.state.Items[i].ItemID == it.ItemID {
+					p.state.Items[i], replaced = it, true
+				}
+			}
+			if !replaced {
+				p.state.Items = append(p.state.Items, it)
+			}
+			delete(p.frames, it.ItemID)
+		}
 	}
 	p.nudgeLocked()
 }
@@ -348,6 +484,7 @@ func (p *Panel) nudgeLocked() {
 
 func (p *Panel) snapshotLocked() Snapshot {
 	s := p.state
+	s.Actions = p.opts.CartAction != nil
 	s.Items = append([]report.ItemResult(nil), p.state.Items...)
 	if s.Items == nil {
 		s.Items = []report.ItemResult{}
@@ -375,8 +512,29 @@ func (p *Panel) guard(next http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, "cross-site requests are refused", http.StatusForbidden)
 			return
 		}
+		// Outside ingress the page's own origin is known: a request a
+		// browser marks with another Origin (or "null") is refused, with
+		// or without fetch metadata.
+		if o := r.Header.Get("Origin"); !p.opts.Ingress && o != "" && !sameOrigin(o, r) {
+			http.Error(w, "requests from another origin are refused", http.StatusForbidden)
+			return
+		}
 		next(w, r)
 	}
+}
+
+// sameOrigin reports whether origin is the panel's own as r reached it
+// (scheme, Host and port).
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Path != "" || u.User != nil {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
 }
 
 // action is a guarded POST that calls do.
@@ -397,7 +555,7 @@ func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
 }
 
 // serveStart starts a run: {"retry_tagged": true} (Retry failed) shops
-// the items an earlier run tagged #404 or #failed too. No body: a plain start.
+// only the items an earlier run tagged #404 or #failed. No body: a plain start.
 func (p *Panel) serveStart(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		RetryTagged bool `json:"retry_tagged"`
@@ -409,7 +567,7 @@ func (p *Panel) serveStart(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.action(func(ctx context.Context) error {
-		return p.opts.Start(ctx, runstatus.Request{Source: "panel", RetryTagged: body.RetryTagged})
+		return p.opts.Start(ctx, runstatus.Request{Source: "panel", RetryFailed: body.RetryTagged})
 	})(w, r)
 }
 
@@ -423,11 +581,13 @@ func (p *Panel) Serve(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("panel: listen on %s: %w", addr, err)
 	}
+	p.bindTo(addr) // the name it was given, if one
 	return p.ServeListener(ctx, ln)
 }
 
 // ServeListener serves the panel on ln until ctx ends.
 func (p *Panel) ServeListener(ctx context.Context, ln net.Listener) error {
+	p.bindTo(ln.Addr().String())
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	p.log.Info("panel listening", "addr", ln.Addr().String(), "ingress", p.opts.Ingress)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
@@ -56,10 +57,15 @@ func newPanel(t *testing.T, ingress bool) (*Panel, *control) {
 
 func do(p *Panel, method, path, remote string, hdr map[string]string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, nil)
+	r.Host = "127.0.0.1:8099" // the panel's own address (not httptest's example.com)
 	if remote != "" {
 		r.RemoteAddr = remote
 	}
 	for k, v := range hdr {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
@@ -90,10 +96,10 @@ func TestIngress(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ header, base string }{
-		{"/api/hassio_ingress/AbC-12_x", `<base href="/api/hassio_ingress/AbC-12_x/">`},
-		{"", `<base href="/">`},
-		{`/api/hassio_ingress/x"><script>alert(1)</script>`, `<base href="/">`},
-		{"https://evil.example/", `<base href="/">`},
+		{"/api/hassio_ingress/AbC-12_x", `<meta name="gemini-supply-base" content="/api/hassio_ingress/AbC-12_x/">`},
+		{"", `<meta name="gemini-supply-base" content="/">`},
+		{`/api/hassio_ingress/x"><script>alert(1)</script>`, `<meta name="gemini-supply-base" content="/">`},
+		{"https://evil.example/", `<meta name="gemini-supply-base" content="/">`},
 	} {
 		w := do(p, "GET", "/", IngressProxy+":1", map[string]string{"X-Ingress-Path": tc.header})
 		if body := w.Body.String(); !strings.Contains(body, tc.base) {
@@ -103,7 +109,7 @@ func TestIngress(t *testing.T) {
 	// Outside the add-on any client may connect and the header is ignored.
 	open, _ := newPanel(t, false)
 	w := do(open, "GET", "/", "192.0.2.7:1", map[string]string{"X-Ingress-Path": "/api/hassio_ingress/abc"})
-	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<base href="/">`) {
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<meta name="gemini-supply-base" content="/">`) {
 		t.Fatalf("outside the add-on: %d %q", w.Code, w.Body.String())
 	}
 }
@@ -258,6 +264,7 @@ func TestAnswersAreChecked(t *testing.T) {
 	})
 	post := func(body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/api/answer", strings.NewReader(body))
+		r.Host = "localhost:8099"
 		r.Header.Set(ActionHeader, "1")
 		w := httptest.NewRecorder()
 		p.ServeHTTP(w, r)
@@ -273,6 +280,7 @@ func TestAnswersAreChecked(t *testing.T) {
 		{"a negative option", `{"id":"` + id + `","answer":"product","index":-1}`, http.StatusBadRequest, "Please choose 1–2"},
 		{"empty something else", `{"id":"` + id + `","answer":"custom","text":"  "}`, http.StatusBadRequest, "Say what to look for"},
 		{"too long something else", `{"id":"` + id + `","answer":"custom","text":"` + strings.Repeat("x", choice.MaxCustomRunes+1) + `"}`, http.StatusBadRequest, "Say what to look for"},
+		{"invisible something else", `{"id":"` + id + `","answer":"custom","text":"\u200b\u202e\u0000"}`, http.StatusBadRequest, "Say what to look for"},
 		{"a confirmation's answer", `{"id":"` + id + `","answer":"yes"}`, http.StatusBadRequest, "not an answer"},
 		{"an unknown question", `{"id":"nope","answer":"nothing"}`, http.StatusConflict, "already answered"},
 		{"the answer", `{"id":"` + id + `","answer":"product","index":1}`, http.StatusNoContent, ""},
@@ -291,5 +299,65 @@ func TestAnswersAreChecked(t *testing.T) {
 	}
 	if w := post(`{"id":"` + id + `","answer":"nothing"}`); w.Code != http.StatusConflict {
 		t.Fatalf("a second answer: %d, want 409", w.Code)
+	}
+	// Skip this week and ⭐ are answers of the panel too.
+	for _, tc := range []struct {
+		body string
+		want choice.Answer
+	}{
+		{`"answer":"skip"`, choice.Answer{Kind: choice.KindSkip}},
+		{`"answer":"product","index":0,"remember":true`, choice.Answer{Kind: choice.KindProduct, Index: 0, Remember: true}},
+	} {
+		go func() {
+			a, _ := p.Choose(ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}}})
+			got <- a
+		}()
+		id = ""
+		testwait.Until(t, "the question", 60*time.Second, func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if len(p.questions) == 1 {
+				id = p.questions[0].ID
+			}
+			return id != ""
+		})
+		if w := post(`{"id":"` + id + `",` + tc.body + `}`); w.Code != http.StatusNoContent {
+			t.Fatalf("%s: %d %q", tc.body, w.Code, w.Body.String())
+		}
+		select {
+		case a := <-got:
+			if a != tc.want {
+				t.Errorf("%s: answer %+v, want %+v", tc.body, a, tc.want)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("Choose did not return the answer")
+		}
+	}
+}
+
+// The page reads its texts in the household's language from one catalogue.
+func TestMessagesSpeakTheConfiguredLanguage(t *testing.T) {
+	for _, c := range []struct {
+		lang, want, title string
+	}{
+		{"", "en", "Groceries"},
+		{"fr-CA", "fr", "Épicerie"},
+	} {
+		ctl := &control{}
+		p, err := New(Options{Start: ctl.start, Stop: ctl.stop, Messages: messages.For(c.lang)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := do(p, http.MethodGet, "/api/messages", "", nil)
+		var got struct {
+			Lang  string            `json:"lang"`
+			Texts map[string]string `json:"texts"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusOK {
+			t.Fatalf("GET /api/messages (%q): %d %v %s", c.lang, w.Code, err, w.Body)
+		}
+		if got.Lang != c.want || got.Texts["title"] != c.title {
+			t.Errorf("messages for %q: %s %q, want %s %q", c.lang, got.Lang, got.Texts["title"], c.want, c.title)
+		}
 	}
 }

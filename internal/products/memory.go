@@ -29,9 +29,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
 	"github.com/gemini-supply/gemini-supply/internal/preferences"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 
 	"github.com/gofrs/flock"
 )
@@ -66,6 +69,49 @@ type Product struct {
 	Pinned bool `json:"pinned,omitempty"`
 	// PinnedAt is when it was pinned.
 	PinnedAt time.Time `json:"pinned_at,omitzero"`
+	// Substitute is the latest product bought in place of this one (or,
+	// with no name above, for an item that has no standing product yet):
+	// used for that run only, never replayed. The same product chosen by
+	// the household twice in a row becomes the item's product.
+	Substitute *Substitute `json:"substitute,omitempty"`
+	// Policy is the household's rule for the item, set in the panel (the
+	// list's tags add theirs).
+	Policy shoppinglist.Policy `json:"policy,omitzero"`
+}
+
+// Substitute is a product bought for an item in place of its product: the
+// household's answer for a sold-out product ("Something else", or an
+// offered alternative), or the agent's different pick.
+type Substitute struct {
+	Name      string    `json:"name"`
+	URL       string    `json:"url,omitempty"`
+	ProductID string    `json:"product_id,omitempty"`
+	Size      string    `json:"size,omitempty"`
+	Price     string    `json:"price,omitempty"`
+	Quantity  int       `json:"quantity,omitempty"`
+	LastSeen  time.Time `json:"last_seen"`
+	// ByHousehold: the household chose it (an answer to a question).
+	ByHousehold bool `json:"by_household,omitempty"`
+	// InARow counts the runs in a row that bought it.
+	InARow int `json:"in_a_row,omitempty"`
+}
+
+// product is the substitute as a Product (for sameProduct).
+func (s *Substitute) product() Product {
+	return Product{Name: s.Name, URL: s.URL, ProductID: s.ProductID, Size: s.Size, Price: s.Price, Quantity: s.Quantity, LastSeen: s.LastSeen}
+}
+
+// Standing reports whether the entry has a product of its own (one that
+// replay buys), not only a substitute or a policy.
+func (p Product) Standing() bool { return strings.TrimSpace(p.Name) != "" }
+
+// Source says how an added product was chosen (Record).
+type Source struct {
+	// Substitute: it replaces a product that could not be bought — the
+	// household's answer to a sold-out question or its typed alternative.
+	Substitute bool
+	// Household: the household chose it (an answer to a question).
+	Household bool
 }
 
 // Entry is one remembered product with its item key.
@@ -91,8 +137,15 @@ type Memory struct {
 	lock    *flock.Flock
 	log     *slog.Logger
 	now     func() time.Time
+	// checkURL says why a remembered product's address may not be used
+	// (WithURLCheck); nil: only its form is checked.
+	checkURL func(raw string) error
+	// expiry: a product unused for longer goes back to the agent
+	// (WithExpiry); 0 keeps products for ever.
+	expiry time.Duration
 
-	mu sync.Mutex // serialises this process; the flock serialises processes
+	mu     sync.Mutex      // serialises this process; the flock serialises processes
+	warned map[string]bool // invalid entries already logged (key + reason)
 }
 
 // Option configures Open.
@@ -105,6 +158,22 @@ func WithLogger(l *slog.Logger) Option {
 			m.log = l
 		}
 	}
+}
+
+// WithURLCheck sets the check a remembered product's address must pass on
+// load (the store profile's: an allowed host, no checkout or account
+// page): check returns why the address may not be used, or nil.
+func WithURLCheck(check func(raw string) error) Option {
+	return func(m *Memory) { m.checkURL = check }
+}
+
+// WithExpiry makes products unused (not added) for longer than d expire:
+// an expired product is dropped on the next read (the item goes back to
+// the agent), a pinned one included only when it is not pinned — a pin is
+// the household's and stays until forgotten. The entry's policy stays. 0
+// keeps products for ever.
+func WithExpiry(d time.Duration) Option {
+	return func(m *Memory) { m.expiry = max(d, 0) }
 }
 
 // WithClock sets the clock used for LastSeen and PinnedAt (tests).
@@ -149,6 +218,7 @@ func Open(dataDir, store string, opts ...Option) (*Memory, error) {
 		log:     slog.Default().With("component", "products"),
 		now:     func() time.Time { return time.Now().UTC() },
 	}
+	m.warned = map[string]bool{}
 	for _, o := range opts {
 		o(m)
 	}
@@ -161,30 +231,70 @@ func Open(dataDir, store string, opts ...Option) (*Memory, error) {
 // Path is the memory file's path.
 func (m *Memory) Path() string { return m.path }
 
-// Added records that product p was added for item: the entry's product
-// fields are replaced, TimesChosen grows by one and LastSeen is now. A
-// pinned entry keeps the household's product: an add of a different
-// product (other URL or name) only leaves it as it is.
-func (m *Memory) Added(item string, p Product) error {
+// Added records that the agent added product p for item (Record with
+// the zero Source).
+func (m *Memory) Added(item string, p Product) error { return m.Record(item, p, Source{}) }
+
+// Record records that product p was added for item, chosen as src says:
+//   - the item's standing product again: its fields are replaced,
+//     TimesChosen grows by one, LastSeen is now, and a substitute streak
+//     ends;
+//   - no standing product and not a substitute: p becomes the standing
+//     product;
+//   - anything else (a different product, or a substitute): p is
+//     remembered as the item's substitute, used this run only; the
+//     household choosing the same product twice in a row makes it the
+//     standing product (never over a pin: only a pin changes a pin).
+func (m *Memory) Record(item string, p Product, src Source) error {
 	k := Key(item)
 	if k == "" || strings.TrimSpace(p.Name) == "" {
 		return fmt.Errorf("products: cannot remember %q → %q: the item key or the product name is empty", item, p.Name)
 	}
+	p.Substitute, p.Policy = nil, shoppinglist.Policy{}
+	if err := m.validate(k, p); err != nil {
+		return fmt.Errorf("products: not remembering %q for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), err)
+	}
 	return m.update(func(f *file) error {
-		old, ok := f.Products[k]
-		if ok && old.Pinned && !sameProduct(old, p) {
-			m.log.Info("a pinned product stays the item's choice", "key", k, "pinned", old.Name, "added", p.Name)
+		old := f.Products[k]
+		now := m.now()
+		sub := old.Substitute
+		switch {
+		case old.Standing() && sameProduct(old, p):
+			p.Pinned, p.PinnedAt = old.Pinned, old.PinnedAt
+			p.TimesChosen = old.TimesChosen + 1
+			if p.ProductID == "" {
+				p.ProductID = old.ProductID
+			}
+			if p.Size == "" {
+				p.Size = old.Size
+			}
+		case !old.Standing() && !src.Substitute,
+			src.Household && !old.Pinned && sub != nil && sub.ByHousehold && sameProduct(sub.product(), p):
+			if sub != nil && sameProduct(sub.product(), p) {
+				m.log.Info("the household chose the same product twice in a row: it is now the item's product", "key", k, "product", p.Name)
+				p.TimesChosen = sub.InARow + 1
+				if p.Size == "" {
+					p.Size = sub.Size
+				}
+			} else {
+				p.TimesChosen = 1
+			}
+			p.Pinned, p.PinnedAt = false, time.Time{}
+		default:
+			in := 1
+			if sub != nil && sameProduct(sub.product(), p) {
+				in = sub.InARow + 1
+			}
+			old.Substitute = &Substitute{Name: p.Name, URL: p.URL, ProductID: p.ProductID, Size: p.Size, Price: p.Price,
+				Quantity: p.Quantity, LastSeen: now, ByHousehold: src.Household, InARow: in}
+			if old.Standing() {
+				m.log.Info("remembered as a substitute; the item keeps its product", "key", k, "product", old.Name, "substitute", p.Name)
+			}
+			f.Products[k] = old
 			return nil
 		}
-		p.Pinned, p.PinnedAt = old.Pinned, old.PinnedAt
-		p.TimesChosen = old.TimesChosen + 1
-		p.LastSeen = m.now()
-		if p.ProductID == "" && sameProduct(old, p) {
-			p.ProductID = old.ProductID
-		}
-		if p.Size == "" && sameProduct(old, p) {
-			p.Size = old.Size
-		}
+		p.LastSeen = now
+		p.Policy = old.Policy
 		f.Products[k] = p
 		return nil
 	})
@@ -199,6 +309,10 @@ func (m *Memory) Pin(item string, p Product) error {
 	}
 	if strings.TrimSpace(p.Name) == "" {
 		return fmt.Errorf("products: cannot pin a product without a name for %q", k)
+	}
+	p.Substitute, p.Policy = nil, shoppinglist.Policy{}
+	if err := m.validate(k, p); err != nil {
+		return fmt.Errorf("products: not pinning %q for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), err)
 	}
 	return m.update(func(f *file) error {
 		old, ok := f.Products[k]
@@ -216,6 +330,10 @@ func (m *Memory) Pin(item string, p Product) error {
 			p.LastSeen = p.PinnedAt
 		}
 		p.Pinned = true
+		p.Policy = old.Policy
+		if sub := old.Substitute; sub != nil && !sameProduct(sub.product(), p) {
+			p.Substitute = sub
+		}
 		f.Products[k] = p
 		return nil
 	})
@@ -236,6 +354,13 @@ func sameProduct(a, b Product) bool {
 
 // Lookup returns the entry remembered for item (pinned or not).
 func (m *Memory) Lookup(item string) (Entry, bool) {
+	e, ok := m.Entry(item)
+	return e, ok && e.Standing()
+}
+
+// Entry returns everything remembered for item: its product (which may be
+// none: Standing), its substitute and its policy.
+func (m *Memory) Entry(item string) (Entry, bool) {
 	k := Key(item)
 	if k == "" {
 		return Entry{}, false
@@ -247,6 +372,37 @@ func (m *Memory) Lookup(item string) (Entry, bool) {
 	}
 	p, ok := f.Products[k]
 	return Entry{Key: k, Product: p}, ok
+}
+
+// SetPolicy sets the household's policy for item (the panel); an item with
+// nothing remembered gets an entry holding only its policy, and a zero
+// policy on such an entry removes it.
+func (m *Memory) SetPolicy(item string, pol shoppinglist.Policy) error {
+	k := Key(item)
+	if k == "" || utf8.RuneCountInString(k) > shoppinglist.MaxNameRunes {
+		return fmt.Errorf("products: cannot set a policy for %q: the item key is empty or too long", item)
+	}
+	return m.update(func(f *file) error {
+		e := f.Products[k]
+		e.Policy = pol
+		if !e.Standing() && e.Substitute == nil && pol.IsZero() {
+			delete(f.Products, k)
+			return nil
+		}
+		f.Products[k] = e
+		return nil
+	})
+}
+
+// PinSubstitute makes the item's substitute its pinned product (the
+// panel's ⭐ on a substitute); ErrNotRemembered when it has none.
+func (m *Memory) PinSubstitute(item string) error {
+	e, ok := m.Entry(item)
+	if !ok || e.Substitute == nil {
+		return fmt.Errorf("products: pin the substitute of %q: %w", item, ErrNotRemembered)
+	}
+	s := e.Substitute
+	return m.Pin(item, Product{Name: s.Name, URL: s.URL, ProductID: s.ProductID, Size: s.Size, Price: s.Price, Quantity: s.Quantity})
 }
 
 // Pinned returns the household's pinned product for item, if any. Like the
@@ -301,7 +457,54 @@ func (m *Memory) ForgetAll() (int, error) {
 func (m *Memory) read() (file, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return readFile(m.path)
+	return m.readFile()
+}
+
+// readFile reads the memory file; entries that fail validation are logged
+// (once each) and left out.
+func (m *Memory) readFile() (file, error) {
+	f, err := readFile(m.path)
+	if err != nil {
+		return f, err
+	}
+	m.expire(&f)
+	for k, p := range f.Products {
+		if err := m.validate(k, p); err != nil {
+			delete(f.Products, k)
+			if why := k + "\x00" + err.Error(); !m.warned[why] {
+				m.warned[why] = true
+				m.log.Warn("a remembered product is not valid and is ignored; fix or forget it", "path", m.path, "key", report.Clip(k, 60), "err", err)
+			}
+		}
+	}
+	return f, nil
+}
+
+// expire drops the products unused for longer than the expiry (a pin
+// stays), and the entries left with nothing.
+func (m *Memory) expire(f *file) {
+	if m.expiry <= 0 {
+		return
+	}
+	cutoff := m.now().Add(-m.expiry)
+	for k, p := range f.Products {
+		changed := false
+		if p.Standing() && !p.Pinned && p.LastSeen.Before(cutoff) {
+			m.log.Info("a remembered product was not used for long and expired; the agent shops the item again", "key", report.Clip(k, 60), "product", report.Clip(p.Name, 80), "last_seen", p.LastSeen)
+			p = Product{Substitute: p.Substitute, Policy: p.Policy}
+			changed = true
+		}
+		if p.Substitute != nil && p.Substitute.LastSeen.Before(cutoff) {
+			p.Substitute, changed = nil, true
+		}
+		switch {
+		case !changed:
+		case !p.Standing() && p.Substitute == nil && p.Policy.IsZero():
+			delete(f.Products, k)
+		default:
+			f.Products[k] = p
+		}
+	}
 }
 
 func readFile(path string) (file, error) {
@@ -347,7 +550,7 @@ func (m *Memory) update(change func(*file) error) error {
 			m.log.Warn("unlock product memory", "path", m.lock.Path(), "err", err)
 		}
 	}()
-	f, err := readFile(m.path)
+	f, err := m.readFile()
 	if err != nil {
 		return err
 	}

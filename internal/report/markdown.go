@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 )
 
@@ -61,66 +62,79 @@ func (s Summary) EstimatedTotal() (total money.Cents, unknown int) {
 	return money.Total(lines...)
 }
 
-// Title is a one-line headline: "gemini-supply: 3 added, 1 not found", or
-// for a stopped run "gemini-supply: stopped — 2 added, 3 not shopped".
-func (s Summary) Title() string {
+// Title is a one-line headline in English: "gemini-supply: 3 added, 1 not
+// found", or for a stopped run "gemini-supply: stopped — 2 added, 3 not
+// shopped".
+func (s Summary) Title() string { return s.TitleIn(messages.Catalog{}) }
+
+// TitleIn is Title in c's language.
+func (s Summary) TitleIn(c messages.Catalog) string {
 	if s.Cancelled {
-		return "gemini-supply: stopped — " + s.Counts().String()
+		return c.T("summary.title_stopped", "counts", s.Counts().StringIn(c))
 	}
-	return "gemini-supply: " + s.Counts().String()
+	return c.T("summary.title", "counts", s.Counts().StringIn(c))
 }
 
 // String renders the counts as "3 added, 1 not found, 1 failed, 1 duplicate"
 // (zero counts left out; "nothing to shop" when all are zero).
-func (c Counts) String() string {
+func (c Counts) String() string { return c.StringIn(messages.Catalog{}) }
+
+// StringIn is String in m's language.
+func (c Counts) StringIn(m messages.Catalog) string {
 	var parts []string
-	add := func(n int, one, many string) {
+	add := func(n int, key string) {
 		switch {
 		case n == 1:
-			parts = append(parts, "1 "+one)
+			parts = append(parts, m.T(key+"_one"))
 		case n > 1:
-			parts = append(parts, strconv.Itoa(n)+" "+many)
+			parts = append(parts, m.T(key, "n", n))
 		}
 	}
-	add(c.Added, "added", "added")
-	add(c.NotFound, "not found", "not found")
-	add(c.Failed, "failed", "failed")
-	add(c.Duplicate, "duplicate", "duplicates")
-	add(c.Skipped, "skipped", "skipped")
-	add(c.NotShopped, "not shopped", "not shopped")
+	add(c.Added, "summary.added")
+	add(c.NotFound, "summary.not_found")
+	add(c.Failed, "summary.failed")
+	add(c.Duplicate, "summary.duplicate")
+	add(c.Skipped, "summary.skipped")
+	add(c.NotShopped, "summary.not_shopped")
 	if len(parts) == 0 {
-		return "nothing to shop"
+		return m.T("summary.nothing")
 	}
 	return strings.Join(parts, ", ")
 }
 
-// Markdown renders the summary people read: when the run started and how
-// long it took, the added items with product, quantity, price and link, the
-// items not found with the agent's explanation, the failed ones with the
-// reason, duplicates, review warnings, model use and cost, the estimated total
-// and the cart link. Text from the list, the store and the model is escaped so
-// it cannot change the formatting, and only http(s) links become links.
-func (s Summary) Markdown() string {
+// Markdown is MarkdownIn in English.
+func (s Summary) Markdown() string { return s.MarkdownIn(messages.Catalog{}) }
+
+// MarkdownIn renders the summary people read, in m's language: when the
+// run started and how long it took, the added items with product,
+// quantity, price and link, the items not found with the agent's
+// explanation, the failed ones with the reason, duplicates, review
+// warnings, model use and cost, the estimated total and the cart link.
+// Text from the list, the store and the model is escaped so it cannot
+// change the formatting, and only http(s) links become links. The
+// product's own explanations (a skipped item's, a replay's) are said in
+// m's language; the agent's and the review's stay as they were written.
+func (s Summary) MarkdownIn(m messages.Catalog) string {
 	var b strings.Builder
 	c := s.Counts()
 
-	b.WriteString("# Shopping run\n\n")
+	b.WriteString(m.T("summary.heading") + "\n\n")
 	if !s.StartedAt.IsZero() {
-		fmt.Fprintf(&b, "Started %s", s.StartedAt.Format("2006-01-02 15:04 MST"))
+		b.WriteString(m.T("summary.started", "time", s.StartedAt.Format("2006-01-02 15:04 MST")))
 		if d := s.Duration(); d > 0 {
-			fmt.Fprintf(&b, ", took %s", roundDuration(d))
+			b.WriteString(m.T("summary.took", "duration", roundDuration(d)))
 		}
 		b.WriteString(".")
 		if s.RunID != "" {
-			fmt.Fprintf(&b, " Run `%s`.", strings.ReplaceAll(s.RunID, "`", "'"))
+			b.WriteString(m.T("summary.run", "run", strings.ReplaceAll(s.RunID, "`", "'")))
 		}
 		b.WriteString("\n\n")
 	}
 	if s.Cancelled {
-		fmt.Fprintf(&b, "**Stopped: %s.**\n", c.String())
-		b.WriteString("\nThe run was stopped before every item was shopped; the items it did not finish are unchanged on the list.\n")
+		b.WriteString(m.T("summary.stopped", "counts", c.StringIn(m)) + "\n")
+		b.WriteString("\n" + m.T("summary.stopped_note") + "\n")
 	} else {
-		fmt.Fprintf(&b, "**%s.**\n", capitalise(c.String()))
+		fmt.Fprintf(&b, "**%s.**\n", capitalise(c.StringIn(m)))
 	}
 
 	section := func(title string, o Outcome, line func(ItemResult) string) {
@@ -133,13 +147,13 @@ func (s Summary) Markdown() string {
 		if len(lines) == 0 {
 			return
 		}
-		fmt.Fprintf(&b, "\n## %s (%d)\n\n", title, len(lines))
+		fmt.Fprintf(&b, "\n## %s (%d)\n\n", m.T(title), len(lines))
 		for _, l := range lines {
 			b.WriteString("- " + l + "\n")
 		}
 	}
 
-	section("Added", OutcomeAdded, func(it ItemResult) string {
+	section("summary.section_added", OutcomeAdded, func(it ItemResult) string {
 		l := "**" + escape(it.ItemName) + "**"
 		if it.ProductName != "" || it.URL != "" {
 			l += " → " + link(it.ProductName, it.URL)
@@ -151,36 +165,36 @@ func (s Summary) Markdown() string {
 		if q > 1 {
 			l += fmt.Sprintf(" × %d", q)
 		}
-		l += " — " + priceText(it.Price, q)
+		l += " — " + priceText(m, it.Price, q)
 		if it.Replay != "" {
-			l += " _(" + escape(it.Replay) + ")_"
+			l += " _(" + escape(said(m, it.Replay)) + ")_"
 		}
 		return l
 	})
-	section("Not found", OutcomeNotFound, func(it ItemResult) string {
-		return "**" + escape(it.ItemName) + "**" + reason(it.Explanation, "no explanation given")
+	section("summary.section_not_found", OutcomeNotFound, func(it ItemResult) string {
+		return "**" + escape(it.ItemName) + "**" + reason(m, it.Explanation, "summary.no_explanation")
 	})
-	section("Failed", OutcomeFailed, func(it ItemResult) string {
-		return "**" + escape(it.ItemName) + "**" + reason(it.Explanation, "no reason recorded")
+	section("summary.section_failed", OutcomeFailed, func(it ItemResult) string {
+		return "**" + escape(it.ItemName) + "**" + reason(m, it.Explanation, "summary.no_reason")
 	})
-	section("Duplicates", OutcomeDuplicate, func(it ItemResult) string {
-		return "**" + escape(it.ItemName) + "**" + reason(it.Explanation, "already on the list; shopped once")
+	section("summary.section_duplicates", OutcomeDuplicate, func(it ItemResult) string {
+		return "**" + escape(it.ItemName) + "**" + reason(m, it.Explanation, "summary.duplicate_reason")
 	})
-	section("Skipped", OutcomeSkipped, func(it ItemResult) string {
-		return "**" + escape(nameOr(it)) + "**" + reason(it.Explanation, "left alone")
+	section("summary.section_skipped", OutcomeSkipped, func(it ItemResult) string {
+		return "**" + escape(nameOr(m, it)) + "**" + reason(m, it.Explanation, "summary.left_alone")
 	})
-	section("Not shopped", OutcomeNotShopped, func(it ItemResult) string {
-		return "**" + escape(it.ItemName) + "**" + reason(it.Explanation, "the run was stopped first; unchanged on the list")
+	section("summary.section_not_shopped", OutcomeNotShopped, func(it ItemResult) string {
+		return "**" + escape(it.ItemName) + "**" + reason(m, it.Explanation, "summary.stopped_first")
 	})
 	if len(s.UnappliedUpdates) > 0 {
-		fmt.Fprintf(&b, "\n## List updates that could not be applied (%d)\n\n", len(s.UnappliedUpdates))
+		fmt.Fprintf(&b, "\n## %s (%d)\n\n", m.T("summary.unapplied"), len(s.UnappliedUpdates))
 		for _, u := range s.UnappliedUpdates {
 			fmt.Fprintf(&b, "- **%s** (%s) — %s\n", escape(oneLine(u.ItemName)), escape(u.Update), escape(oneLine(u.Reason)))
 		}
 	}
 
 	if len(s.Warnings) > 0 {
-		fmt.Fprintf(&b, "\n## Review warnings (%d)\n\n", len(s.Warnings))
+		fmt.Fprintf(&b, "\n## %s (%d)\n\n", m.T("summary.warnings"), len(s.Warnings))
 		for _, w := range s.Warnings {
 			b.WriteString("- " + escape(oneLine(w)) + "\n")
 		}
@@ -189,9 +203,9 @@ func (s Summary) Markdown() string {
 	b.WriteString("\n")
 	if c.Added > 0 {
 		total, unknown := s.EstimatedTotal()
-		fmt.Fprintf(&b, "**Estimated total: %s**", money.Format(total))
+		b.WriteString(m.T("summary.total", "total", money.FormatIn(total, m.Lang())))
 		if unknown > 0 {
-			fmt.Fprintf(&b, " (%d of %d added items have no readable price and are not included)", unknown, c.Added)
+			b.WriteString(m.T("summary.total_unknown", "unknown", unknown, "added", c.Added))
 		}
 		b.WriteString("\n")
 	}
@@ -200,55 +214,80 @@ func (s Summary) Markdown() string {
 		if total == 0 {
 			total = u.PromptTokens + u.OutputTokens
 		}
-		cost := fmt.Sprintf("about $%.2f", u.CostUSD)
+		cost := m.T("summary.cost", "cost", fmt.Sprintf("$%.2f", u.CostUSD))
 		if u.CostUnknown {
-			cost = "cost unknown (the model has no known price)"
+			cost = m.T("summary.cost_unknown")
 		}
-		fmt.Fprintf(&b, "Model use: %s tokens (%s in, %s out), %s.\n",
-			group(total), group(u.PromptTokens), group(u.OutputTokens), cost)
+		b.WriteString(m.T("summary.model_use", "total", groupIn(m, total), "in", groupIn(m, u.PromptTokens), "out", groupIn(m, u.OutputTokens), "cost", cost) + "\n")
 	}
 	if s.CartURL != "" {
-		b.WriteString("Review and check out: " + link("your cart", s.CartURL) + "\n")
+		b.WriteString(m.T("summary.cart", "link", link(m.T("summary.your_cart"), s.CartURL)) + "\n")
 	}
 	return b.String()
 }
 
+// fixedTexts are the explanations the product itself writes (in English,
+// the language results are stored in), by their catalogue key: the
+// summary says them in its own language.
+var fixedTexts = map[string]string{
+	SkippedRemoved:    "summary.skipped_removed",
+	SkippedCheckedOff: "summary.skipped_checked_off",
+	SkippedNoName:     "summary.skipped_no_name",
+	messages.For("en").T("question.skip_explanation"): "question.skip_explanation",
+	messages.For("en").T("summary.replayed"):          "summary.replayed",
+	messages.For("en").T("summary.replayed_agent"):    "summary.replayed_agent",
+}
+
+// said is text in m's language when the product wrote it (fixedTexts, a
+// replay that fell back), else text as written.
+func said(m messages.Catalog, text string) string {
+	if key, ok := fixedTexts[text]; ok {
+		return m.T(key)
+	}
+	if why, ok := strings.CutPrefix(text, "replay fell back: "); ok {
+		return m.T("summary.replay_fell_back", "why", why)
+	}
+	return text
+}
+
 // nameOr is the item's name, or a placeholder for an item without one.
-func nameOr(it ItemResult) string {
+func nameOr(m messages.Catalog, it ItemResult) string {
 	if oneLine(it.ItemName) == "" {
-		return "(no name)"
+		return m.T("summary.no_name")
 	}
 	return it.ItemName
 }
 
-func priceText(p money.Price, quantity int) string {
+func priceText(m messages.Catalog, p money.Price, quantity int) string {
 	if !p.Known {
 		if t := oneLine(p.Text); t != "" {
-			return "price unknown (“" + escape(t) + "”)"
+			return m.T("summary.price_unknown_text", "text", escape(t))
 		}
-		return "price unknown"
+		return m.T("summary.price_unknown")
 	}
 	per := ""
 	if p.Per != "" {
 		per = "/" + escape(p.Per)
 	}
-	unit := money.Format(p.UnitCents) + per
+	unit := money.FormatIn(p.UnitCents, m.Lang()) + per
 	if quantity <= 1 {
 		return unit
 	}
 	total, _ := money.LineTotal(p, quantity)
 	if p.Per != "" {
-		return fmt.Sprintf("%s, about %s", unit, money.Format(total))
+		return m.T("summary.price_about", "unit", unit, "total", money.FormatIn(total, m.Lang()))
 	}
-	return fmt.Sprintf("%s each, %s", unit, money.Format(total))
+	return m.T("summary.price_each", "unit", unit, "total", money.FormatIn(total, m.Lang()))
 }
 
-func reason(text, fallback string) string {
+// reason is " — " and the item's explanation (said in m's language when
+// the product wrote it), or the text of fallbackKey without one.
+func reason(m messages.Catalog, text, fallbackKey string) string {
 	t := oneLine(text)
 	if t == "" {
-		return " — " + fallback
+		return " — " + m.T(fallbackKey)
 	}
-	return " — " + escape(t)
+	return " — " + escape(said(m, t))
 }
 
 // link renders [text](url) for http(s) URLs, plain escaped text otherwise.
@@ -307,6 +346,14 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Second)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// groupIn is group in m's language: "1 234 567" (no-break spaces) in French.
+func groupIn(m messages.Catalog, n int64) string {
+	if m.Lang() == "fr" {
+		return strings.ReplaceAll(group(n), ",", "\u00a0")
+	}
+	return group(n)
 }
 
 // group writes 1234567 as "1,234,567".

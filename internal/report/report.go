@@ -65,12 +65,38 @@ type ItemResult struct {
 	Turns    int           `json:"turns,omitempty"`
 	Attempts int           `json:"attempts,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// StartedAt is when the item started (Duration runs from it).
+	StartedAt time.Time `json:"started_at,omitzero"`
 
 	// Replay says how a remembered product was used: "replayed" (added
 	// without a model), "replay fell back: <why>" (then the agent), or
 	// "remembered product, by the agent"; empty when none was remembered.
 	Replay string `json:"replay,omitempty"`
+
+	// Warnings are what the item's own cart changes say against its result
+	// (a unit of another product, more units than reported, units added by
+	// an item that ended without a product), found when it finished.
+	Warnings []string `json:"warnings,omitempty"`
+
+	// For the review pack (internal/reviewpack): Matches is how many
+	// products the agent said matched the item about equally well (0:
+	// not said); ChosenBy says the household chose the product
+	// (ChosenByHousehold) or typed what to look for instead
+	// (ChosenByHouseholdQuery); PreviousPrice is the price the same product
+	// had when it was last bought (from the product memory).
+	Matches       int         `json:"matches,omitempty"`
+	ChosenBy      string      `json:"chosen_by,omitempty"`
+	PreviousPrice money.Price `json:"previous_price,omitzero"`
 }
+
+// How the household chose an item's product (ItemResult.ChosenBy).
+const (
+	ChosenByHousehold      = "household"
+	ChosenByHouseholdQuery = "household_query"
+	// ChosenBySubstitute: the household chose it in place of a product
+	// that could not be bought (a sold-out item's question).
+	ChosenBySubstitute = "household_substitute"
+)
 
 // Usage is model token use and its estimated cost.
 type Usage struct {
@@ -80,6 +106,9 @@ type Usage struct {
 	CostUSD      float64 `json:"cost_usd"` // an estimate from the model's published price, for display only
 	// CostUnknown: some of the use has no known price; CostUSD leaves it out.
 	CostUnknown bool `json:"cost_unknown,omitempty"`
+	// Calls counts the model requests made outside the agents' turns (the
+	// cart review's); an item's agent calls are its Turns.
+	Calls int `json:"calls,omitempty"`
 }
 
 // Summary is everything the user is told at the end of a run.

@@ -62,6 +62,7 @@ func (s *Subscription) Close() {
 
 // Publish delivers e to every subscriber without blocking.
 func (b *Bus) Publish(e Event) {
+	e = e.Bounded()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {

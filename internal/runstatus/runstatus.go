@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 )
 
 // State is where a run is.
@@ -43,8 +44,12 @@ const (
 	KindWaitingForUser Kind = "waiting_for_user"
 	// KindUserAnswered: the question about Item was answered (or timed out).
 	KindUserAnswered Kind = "user_answered"
-	// KindRunFinished: the run ended; Summary is set.
+	// KindRunFinished: the run ended; Summary is set, and Pack (the review
+	// pack, with the cart after the run) when the run shopped.
 	KindRunFinished Kind = "run_finished"
+	// KindCartChanged: the household acted on the cart after run RunID
+	// (Action); Cart is the cart as read after it (nil: not readable).
+	KindCartChanged Kind = "cart_changed"
 )
 
 // Progress counts a run's items.
@@ -75,17 +80,62 @@ type Event struct {
 	// Message is free text: the question asked, or why the run failed.
 	Message string          `json:"message,omitempty"`
 	Summary *report.Summary `json:"summary,omitempty"`
+	// Pack is the run's review pack (KindRunFinished).
+	Pack *reviewpack.Pack `json:"pack,omitempty"`
+	// Cart and Action: KindCartChanged.
+	Cart   *reviewpack.Cart   `json:"cart,omitempty"`
+	Action *reviewpack.Action `json:"action,omitempty"`
+}
+
+// Bounded returns the event with every text clipped to the bounds of
+// package report (the bus publishes only bounded events, so the panel,
+// notifications, HA events, MQTT and Telegram never carry an unbounded
+// text).
+func (e Event) Bounded() Event {
+	e.RunID = report.Clip(e.RunID, report.MaxNameRunes)
+	e.Message = report.Clip(e.Message, report.MaxTextRunes)
+	if e.Item != nil {
+		it := e.Item.Bounded()
+		e.Item = &it
+	}
+	if e.Summary != nil {
+		s := e.Summary.Bounded()
+		e.Summary = &s
+	}
+	if e.Pack != nil {
+		p := e.Pack.Bounded()
+		e.Pack = &p
+	}
+	if e.Cart != nil {
+		c := e.Cart.Bounded()
+		e.Cart = &c
+	}
+	if e.Action != nil {
+		a := e.Action.Bounded()
+		e.Action = &a
+	}
+	return e
 }
 
 // Request asks for a run; every trigger (terminal, HA event, stdin, MQTT
 // button, voice) produces one.
 type Request struct {
 	// Source names the trigger for logs ("mqtt", "event", "stdin", …).
-	Source      string   `json:"source"`
-	RetryTagged bool     `json:"retry_tagged,omitempty"`
+	Source      string `json:"source"`
+	RetryTagged bool   `json:"retry_tagged,omitempty"` // also shop items tagged #404/#failed
+	// RetryFailed shops only the items an earlier run tagged #404/#failed
+	// (the Retry failed buttons).
+	RetryFailed bool     `json:"retry_failed,omitempty"`
 	Concurrency int      `json:"concurrency,omitempty"` // 0: configured value
 	Items       []string `json:"items,omitempty"`       // limit the run to these item names
+	// WrongProducts: the review pack's Wrong product re-shops an item with
+	// the product the household rejected (item name → product name and
+	// URL) — never added again.
+	WrongProducts map[string]WrongProduct `json:"-"`
 }
+
+// WrongProduct is a product the household rejected for an item.
+type WrongProduct struct{ Name, URL string }
 
 // ErrBusy is returned when a run is requested while another is in progress.
 var ErrBusy = errors.New("a shopping run is already in progress")

@@ -82,7 +82,6 @@ func startE2E(t *testing.T, opts scripted.Options) *e2e {
 		_ = host.Close(ctx)
 	})
 
-	opts.Store = ds
 	srv := gemini.New(gemini.Config{APIKey: e2eKey, Script: scripted.New(opts).Script()})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -151,6 +150,7 @@ func (e *e2e) shop(goal string, extra ...agent.Tool) (agent.Result, error) {
 	tools := append([]agent.Tool{terminal(scripted.ToolReportAdded), terminal(scripted.ToolReportNotFound)}, extra...)
 	return agent.Run(ctx, agent.Config{
 		PromptInjectionDetection: e.injectionDetection,
+		DescribePage:             true, // the planner reads the page's text, not its pixels
 		Client:                   e.client,
 		Model:                    agent.DefaultModel,
 		TimeBudget:               90 * time.Second,
@@ -338,8 +338,14 @@ func TestE2EOutOfStockAsksTheHousehold(t *testing.T) {
 	if !res.OK() || res.Tool != scripted.ToolReportNotFound || !strings.Contains(res.Args["explanation"].(string), "did not choose") {
 		t.Fatalf("run = %s %v", res.FailureText(), res.Args)
 	}
-	if opts, _ := asked["options"].([]any); len(opts) != 2 {
+	opts, _ := asked["options"].([]any)
+	if len(opts) != 2 {
 		t.Errorf("present_options args = %v", asked)
+	}
+	for _, o := range opts {
+		if pr, ok := demostore.ProductByID(fmt.Sprint(o.(map[string]any)["product_id"])); !ok || !pr.InStock {
+			t.Errorf("a sold-out product was offered: %v", o)
+		}
 	}
 	if n := e.ds.State().CartCount; n != 0 {
 		t.Errorf("cart has %d units", n)

@@ -103,7 +103,7 @@ func (g *Gate) run(a *activeRun, n int) {
 		close(a.done)
 	}()
 	req := a.req
-	g.log.Info("run started", "run", n, "source", req.Source, "retry_tagged", req.RetryTagged,
+	g.log.Info("run started", "run", n, "source", req.Source, "retry_tagged", req.RetryTagged, "retry_failed", req.RetryFailed,
 		"concurrency", req.Concurrency, "items", req.Items)
 	summary, err := g.call(a.ctx, req)
 	took := time.Since(a.started).Round(time.Second)

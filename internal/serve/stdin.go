@@ -28,7 +28,7 @@ const maxLine = 64 << 10
 //	{"command": "shop"}                                  start a run
 //	{"command": "shop", "retry_tagged": true}            also shop #404/#failed items
 //	{"command": "shop", "concurrency": 2, "items": ["milk"]}
-//	{"command": "retry"}                                 same as retry_tagged
+//	{"command": "retry"}                                 only the #404/#failed items
 //	{"command": "stop"}                                  stop the run in progress
 //	"shop"  /  shop  /  retry  /  stop                   a JSON string or a bare word
 //
@@ -172,7 +172,7 @@ func parseCommand(line string) (req runstatus.Request, stop, ok bool, err error)
 	switch strings.ToLower(strings.TrimSpace(c.Command)) {
 	case "shop", "start":
 	case "retry":
-		req.RetryTagged = true
+		req.RetryFailed = true
 	case "stop":
 		if c.RetryTagged != nil || c.Concurrency != nil || c.Items != nil {
 			return runstatus.Request{}, false, false, errors.New("stop takes no options")

@@ -147,6 +147,7 @@ func (m *ModelCartReader) ask(ctx context.Context, parts []*genai.Part) (Cart, e
 		usage = report.Usage{PromptTokens: au.PromptTokens, OutputTokens: au.OutputTokens, TotalTokens: au.TotalTokens,
 			CostUSD: au.CostUSD, CostUnknown: au.CostUnknown}
 	}
+	usage.Calls = 1
 	text := responseText(resp)
 	var mc modelCart
 	if err := json.Unmarshal([]byte(text), &mc); err != nil {
@@ -155,7 +156,7 @@ func (m *ModelCartReader) ask(ctx context.Context, parts []*genai.Part) (Cart, e
 	if !mc.IsCartPage {
 		return Cart{Usage: usage}, errors.New("read the cart: the cart page did not show a cart (signed out, or the page failed to load)")
 	}
-	c := Cart{Lines: []CartLine{}, ReadAt: m.now(), Usage: usage}
+	c := Cart{Lines: []CartLine{}, ReadAt: m.now(), Usage: usage, Source: CartFromModel}
 	for _, l := range mc.Lines {
 		name := strings.TrimSpace(l.Name)
 		if name == "" || l.Quantity <= 0 {

@@ -88,6 +88,9 @@ type Store struct {
 	// cart endpoint, if it has one.
 	Product     store.ProductPage
 	CartJSONURL string
+	// CartSet is the store's set-quantity cart operation (zero when the
+	// profile describes none): the review pack's actions use it.
+	CartSet store.CartOp
 }
 
 // Config is one run's configuration and collaborators.
@@ -119,22 +122,35 @@ type Config struct {
 	// instead of in every tab at once, so only one agent pays model turns
 	// for them.
 	SkipWarmUp bool
-	// RetryTagged shops items tagged #404/#failed by an earlier run.
+	// RetryTagged shops items tagged #404/#failed by an earlier run too;
+	// OnlyTagged shops only them (Retry failed).
 	RetryTagged bool
+	OnlyTagged  bool
 	// Items limits the run to these item names (empty: every open item).
-	Items      []string
-	PostalCode string
+	Items []string
+	// WrongProducts are products the household rejected, by item name
+	// (Wrong product): the item's agent is told never to add them, and the
+	// item is not replayed.
+	WrongProducts map[string]WrongProduct
+	PostalCode    string
 	// Resolver, when set, answers present_options.
 	Resolver    ChoiceResolver
 	Preferences Preferences
 	// Memory, when set, records every added item (product memory).
 	Memory ProductMemory
+	// Policies, when set, gives each item's policy set in the panel (the
+	// item's #nosub/#ask/#anybrand tags add theirs).
+	Policies ItemPolicies
 	// Recall finds an item's remembered product; Replay says how it is
 	// used (empty or ReplayOff: not at all); ReplayMaxPriceChange is the
 	// largest price change, in percent, a direct replay accepts.
 	Recall               ProductRecall
 	Replay               ReplayMode
 	ReplayMaxPriceChange float64
+	// PriceChangePercent: the review pack warns about a product whose price
+	// changed by at least this much since it was last bought (0:
+	// reviewpack.DefaultPriceChangePercent).
+	PriceChangePercent float64
 	// Cart reads the cart for the review; nil skips the review with a warning.
 	Cart      CartReader
 	Notifiers []Notifier

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // fakeProvider is an in-memory shopping list that records every call.
@@ -169,12 +171,30 @@ func (p *fakeProvider) outcomes() map[string]string {
 	return out
 }
 
-// fakeTab is a tab that does nothing.
+// fakeTab is a tab that does nothing but record the cart changes a fake
+// agent says it made (CartRecorder).
 type fakeTab struct {
 	host   *fakeHost
 	mu     sync.Mutex
 	item   string
 	closed bool
+	cart   []browser.CartRequest
+}
+
+func (t *fakeTab) CartRequests() []browser.CartRequest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]browser.CartRequest(nil), t.cart...)
+}
+
+// addToCart records an add the store accepted (status 200).
+func (t *fakeTab) addToCart(productID string, units int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cart = append(t.cart, browser.CartRequest{
+		CartChange: store.CartChange{Path: "/api/cart/add", Kind: store.CartAdd, ProductID: productID, Quantity: units},
+		Method:     "POST", Status: 200,
+	})
 }
 
 func (t *fakeTab) Screenshot(context.Context) ([]byte, error)                    { return []byte("png"), nil }
@@ -231,6 +251,7 @@ type fakeHost struct {
 	newTabErrs []error // returned by the next NewTab calls, in order
 	relaunches int
 	closed     bool
+	tabFor     func(*fakeTab) Tab // when set, the tab NewTab returns
 }
 
 var _ Host = (*fakeHost)(nil)
@@ -246,6 +267,9 @@ func (h *fakeHost) NewTab(ctx context.Context) (Tab, error) {
 	h.tabs++
 	h.open++
 	h.maxOpen = max(h.maxOpen, h.open)
+	if h.tabFor != nil {
+		return h.tabFor(&fakeTab{host: h}), nil
+	}
 	return &fakeTab{host: h}, nil
 }
 
@@ -302,7 +326,8 @@ type fakeCall struct {
 	goal  string
 	query string
 	tools map[string]agent.Tool
-	n     int // attempt number for this query, from 1
+	n     int      // attempt number for this query, from 1
+	tab   *fakeTab // the attempt's tab (nil for another Computer)
 }
 
 // use calls a tool the way agent.Run does and returns the run result when
@@ -324,7 +349,7 @@ func (c *fakeCall) use(ctx context.Context, name string, args map[string]any) (a
 
 func added(name, price string) behaviour {
 	return func(ctx context.Context, c *fakeCall) agent.Result {
-		_, res, _ := c.use(ctx, ToolReportAdded, map[string]any{"item_name": name, "price_text": price, "url": "https://shop.test/p/" + strings.ReplaceAll(strings.ToLower(name), " ", "-"), "quantity": float64(1)})
+		_, res, _ := c.use(ctx, ToolReportAdded, map[string]any{"item_name": name, "price_text": price, "url": "https://shop.test/p/" + strings.NewReplacer(" ", "-", "%", "").Replace(strings.ToLower(name)), "quantity": float64(1)})
 		return res
 	}
 }
@@ -339,6 +364,26 @@ func notFound(expl string) behaviour {
 func fails(reason agent.Reason, err error) behaviour {
 	return func(context.Context, *fakeCall) agent.Result {
 		return agent.Result{Reason: reason, Err: err, Turns: 1, Usage: agent.Usage{PromptTokens: 50, TotalTokens: 50}}
+	}
+}
+
+// signsOut ends the store session (the host's check then says signed
+// out), then does b: a real expiry, unlike a tab's false alarm.
+func signsOut(h *fakeHost, b behaviour) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		h.mu.Lock()
+		h.authed = false
+		h.mu.Unlock()
+		return b(ctx, c)
+	}
+}
+
+// addsThen records an add of units × productID on the attempt's tab, then
+// does b.
+func addsThen(productID string, units int, b behaviour) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		c.tab.addToCart(productID, units)
+		return b(ctx, c)
 	}
 }
 
@@ -416,7 +461,8 @@ func (f *fakeAgent) run(ctx context.Context, cfg agent.Config, goal string, c ag
 	for _, t := range tools {
 		m[t.Name] = t
 	}
-	return b(ctx, &fakeCall{goal: goal, query: q, tools: m, n: n})
+	tab, _ := c.(*fakeTab)
+	return b(ctx, &fakeCall{goal: goal, query: q, tools: m, n: n, tab: tab})
 }
 
 func (f *fakeAgent) attemptsFor(q string) int {

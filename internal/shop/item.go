@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -41,8 +42,17 @@ type itemRun struct {
 	turns    int
 	usage    report.Usage
 
+	// policy is the household's rule for the item (its tags and the panel).
+	policy shoppinglist.Policy
+
 	mu        sync.Mutex
 	questions int
+	// chosen is the household's last product answer (nil: none).
+	chosen   *chosenOption
+	chosenBy string // report.ChosenBy…, set by the household's answer
+
+	// remembered is the item's product in the memory when it started.
+	remembered *Remembered
 
 	// Set by replay when the item goes to the agent: the tab it leaves on
 	// the remembered product (the first attempt takes it), what it found,
@@ -50,6 +60,13 @@ type itemRun struct {
 	handTab    Tab
 	note       *ReplayNote
 	replayInfo string
+
+	// What the item's tabs did to the cart (cartattr.go): the requests of
+	// its finished attempts' tabs, and the current attempt's tab.
+	cartMu  sync.Mutex
+	cart    []browser.CartRequest
+	tab     Tab
+	tabBase int // the tab's requests before the item took it (another item's)
 }
 
 // attemptOut is what one attempt produced.
@@ -113,7 +130,14 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 	if !r.recheck(ctx, p) {
 		return
 	}
-	it := &itemRun{r: r, p: p, query: p.item.Product, started: r.now()}
+	it := &itemRun{r: r, p: p, query: p.item.Product, started: r.now(), policy: r.policyOf(p.item)}
+	if r.cfg.Recall != nil {
+		// Before the run records anything for the item: the review pack
+		// compares the price with the last time's.
+		if rem, ok := r.cfg.Recall.Recall(p.item.Name); ok {
+			it.remembered = &rem
+		}
+	}
 	started := it.started
 	// The duplicates share the item's fate: they are in flight with it.
 	r.journal.Update(func(rec *JournalRecord) {
@@ -125,9 +149,18 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 		}
 	})
 	r.publish(runstatus.KindItemStarted, it.pendingResult(), "")
-	r.log.Info("item started", "item", p.item.Name)
+	r.log.Info("item started", "item", p.item.Name, "policy", it.policy.String())
+	if it.policy.Ask && r.cfg.Resolver == nil {
+		// Nobody can be asked: the household's "always ask" is kept by not
+		// shopping the item (left on the list as it is).
+		it.finish(ctx, it.resultFrom(ending{kind: endSkipped, explanation: askNobody}))
+		return
+	}
 	if it.replay(ctx) {
 		return
+	}
+	if p.toAgent != nil {
+		defer p.toAgent(ctx)()
 	}
 	defer func() {
 		if it.handTab != nil { // the item ended before an attempt took it
@@ -151,13 +184,19 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 			case endFailed:
 				it.finish(ctx, it.failed(e.explanation))
 				return
+			case endSkipped:
+				it.finish(ctx, it.resultFrom(*e))
+				return
 			case endRestart:
 				if restarts >= MaxRestarts {
 					it.finish(ctx, it.failed(ReasonTooManyRestarts+": the household asked to search again too many times; last query "+e.query))
 					return
 				}
 				restarts++
+				it.mu.Lock()
 				it.query, it.fromUser = e.query, true
+				it.mu.Unlock()
+				it.setChosenBy(report.ChosenByHouseholdQuery)
 				r.log.Info("item restarted with the household's query", "item", p.item.Name, "query", e.query)
 				continue
 			}
@@ -219,7 +258,9 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 			return out
 		}
 	}
+	it.setTab(tab)
 	defer func() {
+		a.Cart = it.keepTabCart(tab)
 		if err := tab.Close(); err != nil {
 			r.log.Debug("closing a tab failed", "item", it.p.item.Name, "err", err)
 		}
@@ -238,8 +279,15 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		Quantity:      it.p.item.Quantity,
 		PostalCode:    r.cfg.PostalCode,
 		CanAsk:        r.cfg.Resolver != nil,
+		NoSubstitute:  it.policy.NoSub,
+		AlwaysAsk:     it.policy.Ask,
+		AnyBrand:      it.policy.AnyBrand,
 		StoreHint:     r.cfg.Store.Hint,
 		Replay:        it.replayNoteFor(onPage),
+		Earlier:       it.earlierAdds(),
+	}
+	if w, ok := r.cfg.WrongProducts[it.p.item.Name]; ok {
+		data.Wrong = &w
 	}
 	if r.cfg.Preferences != nil && !it.fromUser {
 		if pref, ok := r.cfg.Preferences.Lookup(it.p.item.Name); ok {
@@ -355,11 +403,27 @@ func (it *itemRun) duplicateResult(d shoppinglist.Item, outcome report.Outcome) 
 // duplicates.
 func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
 	r := it.r
-	r.record(it.p.item.ID, res, false)
+	if res.Outcome == report.OutcomeAdded {
+		it.mu.Lock()
+		res.ChosenBy = it.chosenBy
+		it.mu.Unlock()
+		if how := it.addedHow(); how.Substitute && res.ChosenBy == report.ChosenByHousehold {
+			res.ChosenBy = report.ChosenBySubstitute
+		}
+		if rem := it.remembered; rem != nil && sameProduct(*rem, res) {
+			res.PreviousPrice = money.Parse(rem.Price)
+		}
+	}
+	// A skipped item is left on the list as it is: no update to make.
+	r.record(it.p.item.ID, res, res.Outcome == report.OutcomeSkipped)
+	for _, w := range res.Warnings {
+		r.log.Warn("the item's cart changes differ from its result", "item", res.ItemName, "warning", w)
+		r.addWarning(res.ItemName + ": " + w)
+	}
 	r.log.Info("item finished", "item", res.ItemName, "outcome", res.Outcome, "product", res.ProductName,
 		"price", res.Price.Text, "turns", res.Turns, "attempts", res.Attempts, "duration", res.Duration.Round(time.Millisecond), "explanation", res.Explanation)
 	for _, d := range it.p.duplicates {
-		r.record(d.ID, it.duplicateResult(d, res.Outcome), false)
+		r.record(d.ID, it.duplicateResult(d, res.Outcome), res.Outcome == report.OutcomeSkipped)
 	}
 	if res.Outcome == report.OutcomeFailed {
 		fctx, cancel := r.finalCtx(ctx)
@@ -385,6 +449,7 @@ const (
 // record stores a final result, counts it and publishes item_finished. The
 // journal says done; listDone says the list needs no update for it.
 func (r *run) record(id string, res report.ItemResult, listDone bool) {
+	res = res.Bounded() // the summary, journal and events carry bounded texts
 	now := r.now()
 	r.mu.Lock()
 	r.results[id] = res
@@ -424,6 +489,22 @@ func (it *itemRun) interrupted() {
 	})
 }
 
+// setChosenBy notes how the household chose the item's product.
+func (it *itemRun) setChosenBy(how string) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.chosenBy = how
+}
+
+// sameProduct: the result's product is the remembered one (the same page,
+// or the same name when either has no address).
+func sameProduct(rem Remembered, res report.ItemResult) bool {
+	if p := urlPath(rem.URL); p != "" && urlPath(res.URL) != "" {
+		return p == urlPath(res.URL)
+	}
+	return strings.EqualFold(strings.TrimSpace(rem.Name), strings.TrimSpace(res.ProductName))
+}
+
 func (it *itemRun) askAllowed() bool {
 	it.mu.Lock()
 	defer it.mu.Unlock()
@@ -436,13 +517,17 @@ func (it *itemRun) askAllowed() bool {
 
 // pendingResult describes the item before it has an outcome (for events).
 func (it *itemRun) pendingResult() *report.ItemResult {
-	return &report.ItemResult{ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity}
+	res := &report.ItemResult{ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity}
+	if it.remembered != nil && it.remembered.URL != "" && it.r.cfg.Replay != "" && it.r.cfg.Replay != ReplayOff && !it.policy.Ask {
+		res.Replay = ReplayPending
+	}
+	return res
 }
 
 func (it *itemRun) base() report.ItemResult {
 	return report.ItemResult{
 		ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity,
-		Turns: it.turns, Attempts: it.attempts, Duration: it.r.now().Sub(it.started),
+		Turns: it.turns, Attempts: it.attempts, Duration: it.r.now().Sub(it.started), StartedAt: it.started,
 		Replay: it.replayInfo,
 	}
 }
@@ -452,6 +537,7 @@ func (it *itemRun) resultFrom(e ending) report.ItemResult {
 	switch e.kind {
 	case endAdded:
 		res.Outcome = report.OutcomeAdded
+		res.Matches = e.matches
 		res.ProductName = e.added.ProductName
 		res.Price = e.added.Price
 		res.URL = e.added.URL
@@ -461,17 +547,44 @@ func (it *itemRun) resultFrom(e ending) report.ItemResult {
 	case endFailed:
 		res.Outcome = report.OutcomeFailed
 		res.Explanation = e.explanation
+	case endSkipped:
+		res.Outcome = report.OutcomeSkipped
+		res.Explanation = e.explanation
 	default:
 		res.Outcome = report.OutcomeNotFound
 		res.Explanation = e.explanation
 	}
+	res.Warnings = it.cartWarnings(res)
+	if e.kind == endAdded && it.policy.Ask && !it.answered() {
+		res.Warnings = append(res.Warnings, "added without asking, although the item says always ask (#ask)")
+	}
 	return res
+}
+
+// askNobody explains an "always ask" item no channel could ask about.
+const askNobody = "the item says always ask (#ask), but no channel can ask the household (Telegram, the phone, the panel): left on the list"
+
+// policyOf is the item's policy: its tags and the panel's.
+func (r *run) policyOf(item shoppinglist.Item) shoppinglist.Policy {
+	pol := item.Policy()
+	if r.cfg.Policies != nil {
+		pol = pol.Or(r.cfg.Policies.Policy(item.Name))
+	}
+	return pol
+}
+
+// answered reports whether the household chose a product for the item.
+func (it *itemRun) answered() bool {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return it.chosen != nil
 }
 
 func (it *itemRun) failed(reason string) report.ItemResult {
 	res := it.base()
 	res.Outcome = report.OutcomeFailed
 	res.Explanation = reason
+	res.Warnings = it.cartWarnings(res)
 	return res
 }
 

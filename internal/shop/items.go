@@ -1,6 +1,7 @@
 package shop
 
 import (
+	"context"
 	"strings"
 
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -10,6 +11,10 @@ import (
 type planned struct {
 	item       shoppinglist.Item
 	duplicates []shoppinglist.Item
+	// toAgent, for an item started as a replay (shopAll), gives up its
+	// replay slot and waits for an agent slot when the item goes to the
+	// agent; it returns the slot's release.
+	toAgent func(context.Context) func()
 }
 
 // plan is what a run will do with a list.
@@ -18,8 +23,9 @@ type plan struct {
 	// skippedTagged counts open items left alone because a previous run
 	// tagged them #404 or #failed (and RetryTagged is off).
 	skippedTagged int
-	// unnamed are open items whose name is only tags or empty: reported as
-	// skipped, never shopped or changed.
+	// unnamed are open items whose name is only tags or empty, or longer
+	// than shoppinglist.MaxNameRunes: reported as skipped, never shopped or
+	// changed.
 	unnamed []shoppinglist.Item
 }
 
@@ -39,7 +45,10 @@ func (p plan) total() int {
 // shopped once (with the largest quantity asked): the later ones are
 // duplicates and share its outcome. only limits the run to the named items
 // (case-insensitive, with or without quantity).
-func planItems(items []shoppinglist.Item, retryTagged bool, only []string) plan {
+func planItems(items []shoppinglist.Item, retryTagged, onlyTagged bool, only []string) plan {
+	if onlyTagged {
+		items, retryTagged = shoppinglist.OnlyTagged(items), true
+	}
 	if len(only) > 0 {
 		want := make(map[string]bool, len(only))
 		for _, o := range only {
@@ -55,7 +64,7 @@ func planItems(items []shoppinglist.Item, retryTagged bool, only []string) plan 
 		items = kept
 	}
 	rp := shoppinglist.PlanRun(items, retryTagged)
-	p := plan{skippedTagged: len(rp.Tagged), unnamed: rp.Unnamed}
+	p := plan{skippedTagged: len(rp.Tagged), unnamed: append(rp.Unnamed, rp.TooLong...)}
 	byID := make(map[string]*planned, len(rp.ToShop))
 	for _, it := range rp.ToShop {
 		if strings.TrimSpace(it.Product) == "" {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
@@ -46,6 +48,9 @@ type Attempt struct {
 	Usage  report.Usage `json:"usage"`
 	// Trace is the attempt's trace directory under trace_dir, when tracing is on.
 	Trace string `json:"trace,omitempty"`
+	// Cart is every cart-changing request the attempt's tab sent, with the
+	// store's answers (cart attribution, cartattr.go).
+	Cart []browser.CartRequest `json:"cart,omitempty"`
 }
 
 // JournalItem is one list item in the journal.
@@ -85,6 +90,9 @@ type JournalRecord struct {
 	Logins      int             `json:"logins"`
 	Relaunches  int             `json:"browser_relaunches"`
 	Review      *Review         `json:"review,omitempty"`
+	// Pack is the review pack, with the household's actions on the cart
+	// after the run (appended by app's cart actions).
+	Pack *reviewpack.Pack `json:"pack,omitempty"`
 	// CartBefore is the cart as read before shopping: the next run compares
 	// it with the cart to find what this run's in-flight items added if it
 	// was killed.
@@ -193,4 +201,29 @@ func ReadJournal(path string) (JournalRecord, error) {
 		return rec, fmt.Errorf("decode the run journal %s: %w", path, err)
 	}
 	return rec, nil
+}
+
+// RecordAction adds a household action on the cart to a finished run's
+// journal (its review pack's Actions) and keeps the cart as read after it
+// (the pack's Cart), written atomically like every journal change.
+func RecordAction(path string, a reviewpack.Action, cart *reviewpack.Cart) error {
+	rec, err := ReadJournal(path)
+	if err != nil {
+		return err
+	}
+	if rec.Pack == nil {
+		return fmt.Errorf("the run journal %s has no review pack", path)
+	}
+	rec.Pack.Actions = append(rec.Pack.Actions, a)
+	if cart != nil {
+		rec.Pack.Cart = cart
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the run journal: %w", err)
+	}
+	if err := atomicfile.Write(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write the run journal %s: %w", path, err)
+	}
+	return nil
 }

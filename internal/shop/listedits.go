@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -36,6 +38,9 @@ func (r *run) recheck(ctx context.Context, p *planned) bool {
 	case fresh.Name == "":
 		r.skip(p, report.SkippedNoName)
 		return false
+	case shoppinglist.NameTooLong(fresh.Name):
+		r.skip(p, report.SkippedTooLong(utf8.RuneCountInString(strings.TrimSpace(fresh.Name))))
+		return false
 	case fresh.Name != p.item.Name:
 		r.log.Info("item renamed during the run; shopping the new name", "item", p.item.Name, "now", fresh.Name)
 		p.item.Name = fresh.Name
@@ -65,12 +70,20 @@ func (r *run) skip(p *planned, why string) {
 	}
 }
 
-// skipUnnamed records the items whose name is only tags or empty.
+// skipUnnamed records the items whose name is only tags or empty, or too
+// long to shop (the name reported clipped).
 func (r *run) skipUnnamed(items []shoppinglist.Item) {
 	for _, it := range items {
-		r.log.Warn("an item's name is only tags or empty; it is left as written and not shopped", "item", it.ID, "tags", it.Tags)
+		why := report.SkippedNoName
+		if shoppinglist.NameTooLong(it.Name) {
+			n := utf8.RuneCountInString(strings.TrimSpace(it.Name))
+			why = report.SkippedTooLong(n)
+			r.log.Warn("an item's name is too long; it is left as written and not shopped", "item", it.ID, "characters", n, "max", shoppinglist.MaxNameRunes)
+		} else {
+			r.log.Warn("an item's name is only tags or empty; it is left as written and not shopped", "item", it.ID, "tags", it.Tags)
+		}
 		r.record(it.ID, report.ItemResult{ItemID: it.ID, ItemName: it.Name, Quantity: it.Quantity,
-			Outcome: report.OutcomeSkipped, Explanation: report.SkippedNoName}, true)
+			Outcome: report.OutcomeSkipped, Explanation: why}, true)
 	}
 }
 
@@ -174,7 +187,7 @@ func (r *run) moreItems(ctx context.Context, known map[string]bool, keys map[str
 	if len(fresh) == 0 {
 		return nil
 	}
-	np := planItems(fresh, r.cfg.RetryTagged, nil)
+	np := planItems(fresh, r.cfg.RetryTagged, r.cfg.OnlyTagged, nil)
 	var out []*planned
 	var add []JournalItem
 	for _, p := range np.shop {
@@ -189,7 +202,7 @@ func (r *run) moreItems(ctx context.Context, known map[string]bool, keys map[str
 	}
 	r.addToJournal(add...)
 	for _, it := range np.unnamed {
-		r.addToJournal(JournalItem{ItemID: it.ID, Name: it.Name, Status: ItemPending})
+		r.addToJournal(JournalItem{ItemID: it.ID, Name: report.Clip(it.Name, report.MaxNameRunes), Status: ItemPending})
 	}
 	r.skipUnnamed(np.unnamed)
 	if len(out) > 0 {

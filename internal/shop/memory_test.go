@@ -11,8 +11,9 @@ import (
 // memoryFunc adapts a products.Memory the way internal/app does.
 type memoryFunc struct{ m *products.Memory }
 
-func (f memoryFunc) Added(item string, a shoppinglist.Added) error {
-	return f.m.Added(item, products.Product{Name: a.ProductName, URL: a.URL, Price: a.Price.Text, Quantity: a.Quantity})
+func (f memoryFunc) Added(item string, a shoppinglist.Added, how AddedHow) error {
+	return f.m.Record(item, products.Product{Name: a.ProductName, URL: a.URL, Price: a.Price.Text, Quantity: a.Quantity},
+		products.Source{Substitute: how.Substitute, Household: how.Household})
 }
 
 // Every added item lands in the product memory under its item key with the
@@ -46,7 +47,7 @@ func TestAddedItemsAreRemembered(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("remembered %v, want milk, egg and banana", list)
 	}
-	if e := got["milk"]; e.Name != "Natrel 2% Milk 2 L" || e.Price != "$5.49" || e.Quantity != 1 || e.TimesChosen != 1 || e.URL != "https://shop.test/p/natrel-2%-milk-2-l" {
+	if e := got["milk"]; e.Name != "Natrel 2% Milk 2 L" || e.Price != "$5.49" || e.Quantity != 1 || e.TimesChosen != 1 || e.URL != "https://shop.test/p/natrel-2-milk-2-l" {
 		t.Errorf("milk: %+v", e)
 	}
 	if e := got["banana"]; e.Name != "Bananas" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -17,14 +18,17 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // Result is what a run produced.
 type Result struct {
-	Summary report.Summary  `json:"summary"`
-	Review  *Review         `json:"review,omitempty"`
-	State   runstatus.State `json:"state"`
+	Summary report.Summary `json:"summary"`
+	Review  *Review        `json:"review,omitempty"`
+	// Pack is the review pack (nil for a run that could not plan).
+	Pack  *reviewpack.Pack `json:"pack,omitempty"`
+	State runstatus.State  `json:"state"`
 	// Error says why the run failed or was cancelled.
 	Error       string `json:"error,omitempty"`
 	JournalPath string `json:"journal,omitempty"`
@@ -104,6 +108,8 @@ type run struct {
 	tabMu    sync.Mutex
 	tabsGone int   // NewTab failures with ErrBrowserGone in a row
 	dead     error // set when the browser is gone for good
+
+	replayPool chan Tab // tabs finished replays left for the next (shopAll)
 }
 
 func newRun(cfg Config) (*run, error) {
@@ -198,7 +204,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 			return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
 		}
 	}
-	pl := planItems(items, r.cfg.RetryTagged, r.cfg.Items)
+	pl := planItems(items, r.cfg.RetryTagged, r.cfg.OnlyTagged, r.cfg.Items)
 	r.mu.Lock()
 	r.progress.Total = pl.total()
 	r.mu.Unlock()
@@ -216,7 +222,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		}
 	}
 	for _, it := range pl.unnamed {
-		inRun[it.ID] = JournalItem{ItemID: it.ID, Name: it.Name, Status: ItemPending}
+		inRun[it.ID] = JournalItem{ItemID: it.ID, Name: report.Clip(it.Name, report.MaxNameRunes), Status: ItemPending}
 	}
 	for _, it := range items {
 		if ji, ok := inRun[it.ID]; ok {
@@ -335,7 +341,7 @@ func (r *run) ensureLogin(ctx context.Context) error {
 	defer r.authMu.Unlock()
 	r.logins++
 	if err := r.host.Login(ctx); err != nil {
-		return fmt.Errorf("sign in to %s: %w (check the store username and password, or run 'gemini-supply login')", r.storeName(), err)
+		return fmt.Errorf("sign in to %s: %w", r.storeName(), err)
 	}
 	r.authGen++
 	return nil
@@ -353,6 +359,14 @@ func (r *run) relogin(ctx context.Context, gen int) error {
 	if r.authErr != nil {
 		return r.authErr
 	}
+	// A tab's check is about one page; before signing in, a fresh page of
+	// the store settles it (a page that was slow to draw its header is not
+	// a lost session, and a login that is not needed costs a minute).
+	if r.stillSignedIn(ctx) {
+		r.log.Info("a tab looked signed out, but the store session is valid: not signing in again")
+		r.authGen++
+		return nil
+	}
 	r.log.Warn("the store session expired; signing in again")
 	r.logins++
 	if err := r.host.Login(ctx); err != nil {
@@ -366,18 +380,36 @@ func (r *run) relogin(ctx context.Context, gen int) error {
 	return nil
 }
 
+// stillSignedIn checks the session on a fresh tab (false when it cannot tell).
+func (r *run) stillSignedIn(ctx context.Context) bool {
+	tab, err := r.host.NewTab(ctx)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = tab.Close() }()
+	ok, err := r.host.IsAuthenticated(ctx, tab)
+	return err == nil && ok
+}
+
 func (r *run) authGeneration() int {
 	r.authMu.Lock()
 	defer r.authMu.Unlock()
 	return r.authGen
 }
 
-// shopAll shops the planned items, at most Concurrency at once, starting no
-// new item once ctx is done.
+// shopAll shops the planned items, at most Concurrency agents at once,
+// starting no new item once ctx is done. Items the product memory can
+// replay go first, at most replaySlots at once, without the stagger and
+// the warm-up (both are for model calls; a replay is code): the agents
+// start with the rest at once. A replay that hands over waits for an agent
+// slot (and the stagger) like any agent.
 func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 	sem := make(chan struct{}, r.cfg.Concurrency)
+	replays := make(chan struct{}, replaySlots())
+	r.replayPool = make(chan Tab, replaySlots())
+	defer r.closeReplayTabs()
 	var wg sync.WaitGroup
-	// The first item goes alone (see Config.SkipWarmUp), for at most
+	// The first agent item goes alone (see Config.SkipWarmUp), for at most
 	// WarmUpLimit, then the others fan out.
 	var warm chan struct{}
 	if r.cfg.Concurrency > 1 && len(pl.shop) > 1 && !r.cfg.SkipWarmUp {
@@ -387,7 +419,8 @@ func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 	for _, p := range pl.shop {
 		keys[p.item.Key()] = p.item.Name
 	}
-	queue := pl.shop
+	queue := r.replaysFirst(pl.shop)
+	agents := 0
 	for i := 0; ; i++ {
 		if i == len(queue) {
 			// The queue drained: items added to the list meanwhile are
@@ -396,10 +429,16 @@ func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 			if len(more) == 0 {
 				break
 			}
-			queue = append(queue, more...)
+			queue = append(queue, r.replaysFirst(more)...)
 		}
 		p := queue[i]
-		if i == 1 && warm != nil {
+		if r.replayable(p) {
+			if !r.startReplay(ctx, &wg, p, replays, sem) {
+				break
+			}
+			continue
+		}
+		if agents == 1 && warm != nil {
 			t := time.NewTimer(WarmUpLimit)
 			select {
 			case <-warm:
@@ -422,17 +461,83 @@ func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 			<-sem
 			break
 		}
+		first := agents == 0
+		agents++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			r.shopItem(ctx, p)
-			if i == 0 && warm != nil {
+			if first && warm != nil {
 				close(warm)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// replaySlots is how many replays run at once: about the machine's cores
+// (a replay is the browser's work, not a model's wait).
+func replaySlots() int { return max(runtime.NumCPU(), 1) }
+
+// replayable: the item's product is remembered and the run replays it
+// directly (a guess made before the item starts: an item that turns out
+// not to replay goes to the agent through its toAgent).
+func (r *run) replayable(p *planned) bool {
+	if r.cfg.Replay != ReplayDirect || r.cfg.Recall == nil || r.cfg.Store.Product.Root == "" {
+		return false
+	}
+	rem, ok := r.cfg.Recall.Recall(p.item.Name)
+	return ok && rem.URL != ""
+}
+
+// replaysFirst orders items the memory can replay before the others,
+// each group in list order.
+func (r *run) replaysFirst(items []*planned) []*planned {
+	out := make([]*planned, 0, len(items))
+	var rest []*planned
+	for _, p := range items {
+		if r.replayable(p) {
+			out = append(out, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	return append(out, rest...)
+}
+
+// startReplay starts item p as a replay in one of the replay slots; when
+// it goes to the agent it trades its slot for an agent slot (sem) and
+// waits the stagger. It returns false when no more items may start.
+func (r *run) startReplay(ctx context.Context, wg *sync.WaitGroup, p *planned, replays, sem chan struct{}) bool {
+	select {
+	case replays <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	if ctx.Err() != nil || r.browserDead() != nil {
+		<-replays
+		return false
+	}
+	var once sync.Once
+	leave := func() { once.Do(func() { <-replays }) }
+	p.toAgent = func(ctx context.Context) func() {
+		leave()
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return func() {}
+		}
+		_ = r.waitStagger(ctx) // a cancelled wait ends the item's attempts
+		return func() { <-sem }
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer leave()
+		r.shopItem(ctx, p)
+	}()
+	return true
 }
 
 // noteNewTab tracks whether tabs can still be opened: two failures in a row
@@ -559,14 +664,30 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 				}
 			}
 		})
+		var notShopped []report.ItemResult
 		r.mu.Lock()
 		for _, ji := range unfinished {
 			if _, ok := r.results[ji.ItemID]; !ok {
-				r.results[ji.ItemID] = report.ItemResult{ItemID: ji.ItemID, ItemName: ji.Name, Quantity: ji.Quantity,
+				res := report.ItemResult{ItemID: ji.ItemID, ItemName: ji.Name, Quantity: ji.Quantity,
 					Outcome: report.OutcomeNotShopped, Explanation: "not finished when the run ended; unchanged on the list"}
+				r.results[ji.ItemID] = res
+				notShopped = append(notShopped, res)
 			}
 		}
 		r.mu.Unlock()
+		// Every item ends with a final state, in the journal (History
+		// counts them) and as an event (the panel's cards, HA): an item
+		// never started is "not shopped", not missing.
+		r.journal.Update(func(rec *JournalRecord) {
+			for i := range notShopped {
+				if ji := rec.item(notShopped[i].ItemID); ji != nil && ji.Result == nil {
+					ji.Result = &notShopped[i]
+				}
+			}
+		})
+		for i := range notShopped {
+			r.publish(runstatus.KindItemFinished, &notShopped[i], "")
+		}
 	}
 
 	r.flushPending(fctx)
@@ -592,6 +713,12 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 
 	res.Summary = sum
 	res.Review = rev
+	var pack *reviewpack.Pack
+	if pl != nil {
+		pk := r.buildPack(sum.Items, rev)
+		pack = &pk
+	}
+	res.Pack = pack
 	res.State = state
 	if cause != nil {
 		res.Error = cause.Error()
@@ -607,6 +734,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 			rec.Error = res.Error
 			rec.Usage = sum.Usage
 			rec.Review = rev
+			rec.Pack = pack
 			rec.Logins = res.Logins
 			rec.Relaunches = res.Relaunches
 		})
@@ -625,7 +753,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 	}
 	r.setState(state, msg)
 	r.mu.Lock()
-	ev := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunFinished, RunID: r.id, State: state, Progress: r.progress, Message: msg, Summary: &sum}
+	ev := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunFinished, RunID: r.id, State: state, Progress: r.progress, Message: msg, Summary: &sum, Pack: pack}
 	r.mu.Unlock()
 	r.emit(ev)
 	r.log.Info("run finished", "state", state, "added", ev.Progress.Added, "not_found", ev.Progress.NotFound,
@@ -694,6 +822,7 @@ func addUsage(a, b report.Usage) report.Usage {
 	a.TotalTokens += b.TotalTokens
 	a.CostUSD += b.CostUSD
 	a.CostUnknown = a.CostUnknown || b.CostUnknown
+	a.Calls += b.Calls
 	return a
 }
 

@@ -223,9 +223,9 @@ func TestSessionExpiryOneLogin(t *testing.T) {
 	// slowly the machine schedules them.
 	first := meetAll(fails(agent.ReasonBrowserError, expired), fails(agent.ReasonBrowserError, expired), fails(agent.ReasonBrowserError, expired))
 	a := newFakeAgent(map[string]behaviour{
-		"a": sequence(first[0], added("A", "$1")),
-		"b": sequence(first[1], added("B", "$1")),
-		"c": sequence(first[2], added("C", "$1")),
+		"a": sequence(signsOut(h, first[0]), added("A", "$1")),
+		"b": sequence(signsOut(h, first[1]), added("B", "$1")),
+		"c": sequence(signsOut(h, first[2]), added("C", "$1")),
 	})
 	a.delay = 10 * time.Millisecond
 	cfg := baseConfig(t, p, h, a)
@@ -250,8 +250,8 @@ func TestAuthRecoveryFailed(t *testing.T) {
 	h := &fakeHost{authed: true, loginErr: errors.New("wrong password")}
 	expired := fmt.Errorf("click: %w", browser.ErrAuthExpired)
 	a := newFakeAgent(map[string]behaviour{
-		"a": fails(agent.ReasonBrowserError, expired),
-		"b": fails(agent.ReasonBrowserError, expired),
+		"a": signsOut(h, fails(agent.ReasonBrowserError, expired)),
+		"b": signsOut(h, fails(agent.ReasonBrowserError, expired)),
 	})
 	cfg := baseConfig(t, p, h, a)
 	res, err := Run(context.Background(), cfg)
@@ -379,6 +379,8 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 	})
 	cfg := baseConfig(t, p, h, a)
 	cfg.Concurrency = 2
+	cfg.Bus = &runstatus.Bus{}
+	events := collect(cfg.Bus)
 	ctx, cancel := context.WithCancel(context.Background())
 	type out struct {
 		res Result
@@ -429,6 +431,28 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 	want := map[string]ItemStatus{"a": ItemDone, "b": ItemInterrupted, "c": ItemInterrupted, "d": ItemInterrupted, "e": ItemInterrupted}
 	if fmt.Sprint(status) != fmt.Sprint(want) || rec.State != runstatus.StateCancelled {
 		t.Errorf("journal = %v (%s), want %v", status, rec.State, want)
+	}
+	// Every item has its final state: in the journal (History counts it)
+	// and as an item_finished event (the panel's card), the two never
+	// started included.
+	final := map[string]report.Outcome{}
+	for _, ji := range rec.Items {
+		if ji.Result != nil {
+			final[ji.Name] = ji.Result.Outcome
+		}
+	}
+	wantFinal := "map[a:added b:not_shopped c:not_shopped d:not_shopped e:not_shopped]"
+	if fmt.Sprint(final) != wantFinal {
+		t.Errorf("journal results = %v, want %s", final, wantFinal)
+	}
+	finished := map[string]report.Outcome{}
+	for _, ev := range events() {
+		if ev.Kind == runstatus.KindItemFinished && ev.Item != nil {
+			finished[ev.Item.ItemName] = ev.Item.Outcome
+		}
+	}
+	if fmt.Sprint(finished) != wantFinal {
+		t.Errorf("item_finished events = %v, want %s", finished, wantFinal)
 	}
 }
 
@@ -490,6 +514,7 @@ func TestPresentOptions(t *testing.T) {
 		{"product", choice.Answer{Kind: choice.KindProduct, Index: 1}, report.OutcomeAdded, "Natrel 2% 4 L", false, false},
 		{"product remembered", choice.Answer{Kind: choice.KindProduct, Index: 0, Remember: true}, report.OutcomeAdded, "Natrel 2% 2 L", true, false},
 		{"nothing", choice.Answer{Kind: choice.KindNothing}, report.OutcomeNotFound, "", false, false},
+		{"skip this week", choice.Answer{Kind: choice.KindSkip}, report.OutcomeSkipped, "", false, false},
 		{"timeout", choice.Answer{Kind: choice.KindNothing, Reason: choice.ReasonTimeout}, report.OutcomeFailed, "", false, false},
 		{"custom", choice.Answer{Kind: choice.KindCustom, Text: "oat milk"}, report.OutcomeAdded, "Oatly", false, true},
 	}
@@ -528,6 +553,10 @@ func TestPresentOptions(t *testing.T) {
 			// (it is not "not found": nobody decided that nothing fits).
 			if tc.want == report.OutcomeFailed && !strings.HasPrefix(p.failed["id1"], "timeout") {
 				t.Errorf("failed reason = %q, want the note timeout", p.failed["id1"])
+			}
+			// Skip this week leaves the item on the list as it was.
+			if tc.want == report.OutcomeSkipped && (p.notFound["id1"] != "" || p.failed["id1"] != "" || it.Explanation != choice.SkipExplanation) {
+				t.Errorf("skipped item: list not found %q failed %q, explanation %q", p.notFound["id1"], p.failed["id1"], it.Explanation)
 			}
 			if tc.want == report.OutcomeFailed && p.notFound["id1"] != "" {
 				t.Errorf("a timed-out item was also marked not found: %q", p.notFound["id1"])
@@ -609,6 +638,26 @@ func TestRetryTagged(t *testing.T) {
 	cfg.RetryTagged = true
 	if _, err := Run(context.Background(), cfg); err != nil || a.attemptsFor("saffron") != 1 {
 		t.Fatalf("err %v attempts %d", err, a.attemptsFor("saffron"))
+	}
+}
+
+// TestRetryFailedShopsOnlyTagged: Retry failed (OnlyTagged) shops the
+// items an earlier run tagged #404/#failed, and nothing else of the open
+// list.
+func TestRetryFailedShopsOnlyTagged(t *testing.T) {
+	p := newFakeProvider("saffron #404", "milk", "2x bread", "capers #failed")
+	a := newFakeAgent(map[string]behaviour{"saffron": added("Saffron", "$9"), "capers": added("Capers", "$3"),
+		"milk": added("Milk", "$5"), "bread": added("Bread", "$3")})
+	cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+	cfg.OnlyTagged = true
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := outcomeByName(res.Summary)
+	if len(got) != 2 || got["saffron"] != report.OutcomeAdded || got["capers"] != report.OutcomeAdded ||
+		a.attemptsFor("milk") != 0 || a.attemptsFor("bread") != 0 {
+		t.Errorf("shopped %v (milk %d, bread %d attempts), want only the two tagged items", got, a.attemptsFor("milk"), a.attemptsFor("bread"))
 	}
 }
 
@@ -694,7 +743,7 @@ func TestCrashThenExpiredSession(t *testing.T) {
 	gone := fmt.Errorf("click: %w", browser.ErrBrowserGone)
 	expired := fmt.Errorf("screenshot: %w", browser.ErrAuthExpired)
 	a := newFakeAgent(map[string]behaviour{
-		"a": sequence(fails(agent.ReasonBrowserError, gone), fails(agent.ReasonBrowserError, expired), added("A", "$1")),
+		"a": sequence(fails(agent.ReasonBrowserError, gone), signsOut(h, fails(agent.ReasonBrowserError, expired)), added("A", "$1")),
 	})
 	res, err := Run(context.Background(), baseConfig(t, p, h, a))
 	if err != nil {

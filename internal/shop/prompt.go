@@ -38,6 +38,9 @@ type PromptData struct {
 	PostalCode    string
 	// CanAsk is set when present_options is offered.
 	CanAsk bool
+	// The household's policy for the item (#nosub, #ask, #anybrand, or
+	// the panel): never substitute, always ask, any brand.
+	NoSubstitute, AlwaysAsk, AnyBrand bool
 	// Preferred is the remembered product for this item, if any.
 	Preferred *PreferredProduct
 	// StoreHint is the store profile's note about its dialogs, if any.
@@ -45,6 +48,18 @@ type PromptData struct {
 	// Replay is the remembered product a replay tried (or starts the
 	// agent on), and what it found.
 	Replay *ReplayNote
+	// Earlier is what an earlier attempt of this item already added to
+	// the cart (the retry must not add it again).
+	Earlier []EarlierAdd
+	// Wrong is the product the household rejected for this item (Wrong
+	// product in the review pack): never add it again.
+	Wrong *WrongProduct
+}
+
+// WrongProduct is a product the household said is wrong for an item.
+type WrongProduct struct {
+	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
 }
 
 // Prompts renders the per-store prompt templates embedded in the binary:

@@ -14,6 +14,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // ReplayMode says how a run uses a product the memory holds for an item.
@@ -36,6 +37,9 @@ const (
 	ReplayedDirect = "replayed"
 	ReplayedAgent  = "remembered product, by the agent"
 	replayFellBack = "replay fell back: "
+	// ReplayPending is an item being shopped that has a remembered product
+	// to replay (its item_started event; the panel says so on its card).
+	ReplayPending = "remembered"
 )
 
 // Remembered is the product the memory holds for an item.
@@ -58,6 +62,14 @@ type replayTab interface {
 	ClickElement(ctx context.Context, selector string) error
 	FillElement(ctx context.Context, selector, text string) error
 	FetchJSON(ctx context.Context, url string) ([]byte, error)
+	// ReplayOnly: the tab loads only what a replay needs (on) or what
+	// the agent needs (off).
+	ReplayOnly(ctx context.Context, on bool) error
+	// PressElement is one trusted click at an element's box.
+	PressElement(ctx context.Context, selector string) error
+	// WaitChange waits in the page until selector's text is not from or
+	// appears is visible, at most d.
+	WaitChange(ctx context.Context, selector, from, appears string, d time.Duration) (bool, error)
 }
 
 // ReplayNote goes into the agent's goal when a remembered product was
@@ -83,22 +95,31 @@ const replayPoll = 150 * time.Millisecond
 func (it *itemRun) replay(ctx context.Context) bool {
 	r := it.r
 	mode := r.cfg.Replay
-	if mode == "" || mode == ReplayOff || r.cfg.Recall == nil {
+	if mode == "" || mode == ReplayOff || r.cfg.Recall == nil || it.policy.Ask {
+		// An "always ask" item is asked about, never replayed.
 		return false
+	}
+	if _, wrong := r.cfg.WrongProducts[it.p.item.Name]; wrong {
+		return false // the household rejected what the memory held
 	}
 	rem, ok := r.cfg.Recall.Recall(it.p.item.Name)
 	if !ok || rem.URL == "" {
 		return false
 	}
-	tab, err := r.host.NewTab(ctx)
-	r.noteNewTab(err)
-	if err != nil {
-		r.log.Debug("replay: no tab; the agent shops the item", "item", it.p.item.Name, "err", err)
-		return false
+	tab := r.pooledReplayTab(ctx, it.p.item.Name)
+	if tab == nil {
+		var err error
+		tab, err = r.host.NewTab(ctx)
+		r.noteNewTab(err)
+		if err != nil {
+			r.log.Debug("replay: no tab; the agent shops the item", "item", it.p.item.Name, "err", err)
+			return false
+		}
+		if err := tab.SetItem(ctx, it.p.item.Name); err != nil {
+			r.log.Debug("setting the banner failed", "item", it.p.item.Name, "err", err)
+		}
 	}
-	if err := tab.SetItem(ctx, it.p.item.Name); err != nil {
-		r.log.Debug("setting the banner failed", "item", it.p.item.Name, "err", err)
-	}
+	it.setTab(tab) // the item's cart changes from here on (a pooled tab holds earlier items' too)
 	note := &ReplayNote{Name: rem.Name, URL: rem.URL, Price: rem.Price}
 	rt, canRead := tab.(replayTab)
 	if mode == ReplayDirect && (!canRead || r.cfg.Store.Product.Root == "") {
@@ -111,9 +132,13 @@ func (it *itemRun) replay(ctx context.Context) bool {
 		return false
 	}
 	start := r.now()
+	// The replay tab loads only the page's document and the store's own
+	// scripts, styles and calls (browser.Tab.ReplayOnly).
+	lean := rt.ReplayOnly(ctx, true) == nil
 	added, why, cart := it.replayDirect(ctx, rt, rem)
 	if why == "" {
-		_ = tab.Close()
+		it.keepTabCart(tab) // the item's own requests, before the tab serves the next replay
+		r.keepReplayTab(tab)
 		it.replayInfo = ReplayedDirect
 		e := ending{kind: endAdded, added: added, tool: "replay"}
 		it.onReport(ctx, e)
@@ -126,9 +151,53 @@ func (it *itemRun) replay(ctx context.Context) bool {
 		return false
 	}
 	note.Found, note.Cart, note.OnPage = why, cart, true
+	if lean {
+		// The agent sees the page as a person would: loaded again with
+		// the agent's rules (frames, images, fonts).
+		note.OnPage = rt.ReplayOnly(ctx, false) == nil && tab.Navigate(ctx, rem.URL) == nil
+	}
 	it.handTab, it.note, it.replayInfo = tab, note, replayFellBack+why
 	r.log.Info("replay fell back to the agent", "item", it.p.item.Name, "why", why)
 	return false
+}
+
+// pooledReplayTab is a tab a finished replay left (already loading only
+// what a replay needs), set to the item; nil when none is left or the
+// one left no longer answers (then it is closed). Reusing a tab spares
+// opening and closing one (a window and a renderer) per replayed item.
+func (r *run) pooledReplayTab(ctx context.Context, item string) Tab {
+	select {
+	case tab := <-r.replayPool:
+		if err := tab.SetItem(ctx, item); err != nil {
+			_ = tab.Close()
+			return nil
+		}
+		return tab
+	default:
+		return nil
+	}
+}
+
+// keepReplayTab leaves a replay's tab for the next replay (at most one
+// per replay slot); the others are closed.
+func (r *run) keepReplayTab(tab Tab) {
+	select {
+	case r.replayPool <- tab:
+	default:
+		_ = tab.Close()
+	}
+}
+
+// closeReplayTabs closes the tabs replays left, once no item runs.
+func (r *run) closeReplayTabs() {
+	for {
+		select {
+		case tab := <-r.replayPool:
+			_ = tab.Close()
+		default:
+			return
+		}
+	}
 }
 
 // replayDirect opens, checks and adds the remembered product. It returns
@@ -145,20 +214,21 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 		return shoppinglist.Added{}, "the remembered product page now leads to " + t.URL(), ""
 	}
 	r.log.Debug("replay: page loaded", "item", it.p.item.Name, "after", time.Since(t0).Round(time.Millisecond))
-	els, err := t.ReadElements(ctx, map[string]string{
-		"root": pp.Root, "name": pp.Name, "size": pp.Size, "price": pp.Price, "out": pp.OutOfStock, "add": pp.Add, "in": pp.InCart,
-	}, pp.ProductIDAttr)
+	els, err := t.ReadElements(ctx, productSelectors(pp), pp.ProductIDAttr)
 	if err != nil {
 		return shoppinglist.Added{}, "the product page could not be read (" + firstLine(err) + ")", ""
 	}
 	if !els["root"].Found {
 		return shoppinglist.Added{}, "the remembered product page shows no product (it may be gone)", ""
 	}
+	if why := checkProduct(els, rem, pp.ProductIDAttr != "", r.cfg.ReplayMaxPriceChange); why != "" {
+		return shoppinglist.Added{}, why, ""
+	}
 	id := els["root"].Attr
 	if id == "" {
 		id = rem.ProductID
 	}
-	// Read from the store's own page: its count of the product (read
+	// Read from the store's own page: the product's own count (read
 	// above), or a request of the page's own (same origin, its session).
 	var before cartState
 	if pp.InCart != "" {
@@ -169,36 +239,17 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 	if err != nil {
 		return shoppinglist.Added{}, "the cart could not be read before adding (" + firstLine(err) + ")", ""
 	}
-	if got := els["root"].Attr; rem.ProductID != "" && got != "" && got != rem.ProductID {
-		return shoppinglist.Added{}, fmt.Sprintf("the page shows another product (id %s, not %s)", got, rem.ProductID), ""
-	}
-	name := els["name"].Text
-	if !sameName(name, rem.Name) {
-		return shoppinglist.Added{}, fmt.Sprintf("the product is now called %q, not %q", name, rem.Name), ""
-	}
-	if size := els["size"].Text; rem.Size != "" && !strings.EqualFold(strings.Join(strings.Fields(size), " "), strings.Join(strings.Fields(rem.Size), " ")) {
-		return shoppinglist.Added{}, fmt.Sprintf("the size is now %q, not %q", size, rem.Size), ""
-	}
-	if els["out"].Found || els["add"].Disabled {
-		return shoppinglist.Added{}, "the remembered product is out of stock", ""
-	}
 	price := money.Parse(els["price"].Text)
-	if why := priceMoved(money.Parse(rem.Price), price, r.cfg.ReplayMaxPriceChange); why != "" {
-		return shoppinglist.Added{}, why, ""
-	}
-	if !els["add"].Found {
-		return shoppinglist.Added{}, "the add-to-cart control was not found on the product page", ""
-	}
 	r.log.Debug("replay: page read", "item", it.p.item.Name, "after", time.Since(t0).Round(time.Millisecond))
 	// One click adds one unit; each must land before the next, so that a
 	// click lost in a dialog is never repeated blindly.
-	var after cartState
+	after := before
 	for i := 1; i <= qty; i++ {
-		if err := t.ClickElement(ctx, pp.Add); err != nil {
+		if err := t.PressElement(ctx, pp.Add); err != nil {
 			after, _ = it.cartState(ctx, t, id)
 			return shoppinglist.Added{}, "clicking add to cart failed (" + firstLine(err) + ")", after.holds(id, before)
 		}
-		after, err = it.waitCart(ctx, t, before, id, i)
+		after, err = it.waitCart(ctx, t, before, after, id, i)
 		if err != nil {
 			return shoppinglist.Added{}, "the cart did not change as expected after adding (" + firstLine(err) + ")", after.holds(id, before)
 		}
@@ -207,31 +258,106 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 	if why := after.delta(before, id, qty); why != "" {
 		return shoppinglist.Added{}, why, after.holds(id, before)
 	}
-	if !price.Known {
-		price = money.Parse(rem.Price)
+	// The price the cart was filled at is the one the page shows now.
+	now, err := t.ReadElements(ctx, map[string]string{"price": pp.Price}, "")
+	if err != nil {
+		return shoppinglist.Added{}, "the price could not be read again after adding (" + firstLine(err) + ")", after.holds(id, before)
+	}
+	if p := money.Parse(now["price"].Text); !p.Known || p.UnitCents != price.UnitCents || p.Per != price.Per {
+		return shoppinglist.Added{}, fmt.Sprintf("the price changed from %q to %q while adding", els["price"].Text, now["price"].Text), after.holds(id, before)
 	}
 	return shoppinglist.Added{ProductName: rem.Name, Price: price, URL: rem.URL, Quantity: qty}, "", ""
 }
 
-// waitCart waits (bounded by the action timeout) until the cart holds n
-// more units than before, answering a postal-code dialog on the way.
-func (it *itemRun) waitCart(ctx context.Context, t replayTab, before cartState, id string, n int) (cartState, error) {
+// productSelectors are what a replay reads of a product page; the product's
+// cart count only inside the product's own block.
+func productSelectors(pp store.ProductPage) map[string]string {
+	in := ""
+	if pp.InCart != "" {
+		in = pp.Root + " " + pp.InCart
+	}
+	return map[string]string{
+		"root": pp.Root, "name": pp.Name, "brand": pp.Brand, "size": pp.Size, "price": pp.Price,
+		"out": pp.OutOfStock, "add": pp.Add, "in": in,
+	}
+}
+
+// checkProduct says why the product page read into els is not the
+// remembered product as it was, or "": the id (required when the store
+// names one), the name (both ways), the size, the stock, a readable price
+// in the same unit that did not move more than maxPercent, and an add
+// control.
+func checkProduct(els map[string]browser.Element, rem Remembered, hasID bool, maxPercent float64) string {
+	got := els["root"].Attr
+	switch {
+	case hasID && got == "":
+		return "the page names no product id"
+	case hasID && rem.ProductID != "" && got != rem.ProductID:
+		return fmt.Sprintf("the page shows another product (id %s, not %s)", got, rem.ProductID)
+	}
+	name := els["name"].Text
+	whole := els["root"].Text
+	if els["brand"].Found || els["size"].Found {
+		whole = strings.Join([]string{name, els["brand"].Text, els["size"].Text}, " ")
+	}
+	if !sameName(name, whole, rem.Name) {
+		return fmt.Sprintf("the product is now called %q, not %q", name, rem.Name)
+	}
+	if size := els["size"].Text; rem.Size != "" && !strings.EqualFold(strings.Join(strings.Fields(size), " "), strings.Join(strings.Fields(rem.Size), " ")) {
+		return fmt.Sprintf("the size is now %q, not %q", size, rem.Size)
+	}
+	if els["out"].Found || els["add"].Disabled {
+		return "the remembered product is out of stock"
+	}
+	if why := priceMoved(money.Parse(rem.Price), money.Parse(els["price"].Text), maxPercent); why != "" {
+		return why
+	}
+	if !els["add"].Found {
+		return "the add-to-cart control was not found on the product page"
+	}
+	return ""
+}
+
+// waitCart waits (bounded by replayAddWait) until the cart holds n more
+// units than before, answering a postal-code dialog on the way. last is the
+// cart as last read. With a count on the page (the product's own, else the
+// header's), each wait is one in-page wait for that count to change or
+// the dialog to appear; with neither, the cart endpoint is polled.
+func (it *itemRun) waitCart(ctx context.Context, t replayTab, before, last cartState, id string, n int) (cartState, error) {
 	r := it.r
 	pp := r.cfg.Store.Product
+	watch := pp.CartCount
+	if pp.InCart != "" {
+		watch = pp.Root + " " + pp.InCart
+	}
+	postal := ""
+	if pp.PostalInput != "" && r.cfg.PostalCode != "" {
+		postal = pp.PostalInput
+	}
 	deadline := r.now().Add(replayAddWait)
-	postalDone := false
+	shown := last.shown
+	now := last
 	for {
-		now, err := it.cartState(ctx, t, id)
+		if watch != "" {
+			if _, err := t.WaitChange(ctx, watch, shown, postal, max(deadline.Sub(r.now()), time.Millisecond)); err != nil {
+				return now, err
+			}
+		}
+		var err error
+		now, err = it.cartState(ctx, t, id)
 		if err == nil && now.units(id)-before.units(id) >= n {
 			return now, nil
 		}
-		if !postalDone && pp.PostalInput != "" && r.cfg.PostalCode != "" {
-			if els, err := t.ReadElements(ctx, map[string]string{"in": pp.PostalInput}, ""); err == nil && els["in"].Visible {
+		if err == nil {
+			shown = now.shown
+		}
+		if postal != "" {
+			if els, err := t.ReadElements(ctx, map[string]string{"in": postal}, ""); err == nil && els["in"].Visible {
 				// The first add of a session asks for the postal code; the
 				// store adds the unit once it has it.
-				postalDone = true
+				postal = ""
 				if err := t.FillElement(ctx, pp.PostalInput, r.cfg.PostalCode); err == nil {
-					_ = t.ClickElement(ctx, pp.PostalSubmit)
+					_ = t.PressElement(ctx, pp.PostalSubmit)
 				}
 			}
 		}
@@ -241,10 +367,12 @@ func (it *itemRun) waitCart(ctx context.Context, t replayTab, before cartState, 
 			}
 			return now, err
 		}
-		select {
-		case <-ctx.Done():
-			return now, ctx.Err()
-		case <-time.After(replayPoll):
+		if watch == "" {
+			select {
+			case <-ctx.Done():
+				return now, ctx.Err()
+			case <-time.After(replayPoll):
+			}
 		}
 	}
 }
@@ -257,6 +385,7 @@ const replayAddWait = 20 * time.Second
 type cartState struct {
 	lines map[string]int // nil: only count is known
 	count int
+	shown string // the page's text the count was read from ("" for the endpoint)
 }
 
 // cartState reads the cart: the product page's own count of the product
@@ -266,7 +395,7 @@ func (it *itemRun) cartState(ctx context.Context, t replayTab, id string) (cartS
 	st := it.r.cfg.Store
 	switch {
 	case st.Product.InCart != "":
-		els, err := t.ReadElements(ctx, map[string]string{"n": st.Product.InCart}, "")
+		els, err := t.ReadElements(ctx, map[string]string{"n": st.Product.Root + " " + st.Product.InCart}, "")
 		if err != nil {
 			return cartState{}, err
 		}
@@ -297,28 +426,52 @@ func (it *itemRun) cartState(ctx context.Context, t replayTab, id string) (cartS
 			return cartState{}, err
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(els["n"].Text))
-		if !els["n"].Found || err != nil {
+		if !els["n"].Found || err != nil || n < 0 || n > maxCartCount {
 			return cartState{}, fmt.Errorf("the cart count %q cannot be read", els["n"].Text)
 		}
-		return cartState{count: n}, nil
+		return cartState{count: n, shown: els["n"].Text}, nil
 	}
 	return cartState{}, errors.New("the store profile names no way to read the cart")
 }
 
-// inCartState reads the product page's count of the product: the first
-// number of its text; an empty text is none.
+// inCartState reads the product's own cart count: the one whole number of
+// its text (an empty text is none), at most maxUnits. A text with another
+// number ("Only 3 left – in cart: 1") or an absurd one is not read.
 func inCartState(text, id string) (cartState, error) {
 	n := 0
-	if m := firstNumber.FindString(text); m != "" {
-		n, _ = strconv.Atoi(m)
-	} else if text != "" {
-		return cartState{}, fmt.Errorf("the product's cart status reads %q", text)
+	if strings.TrimSpace(text) != "" {
+		var ok bool
+		if n, ok = countIn(text, maxUnits); !ok {
+			return cartState{}, fmt.Errorf("the product's cart status reads %q", text)
+		}
 	}
-	return cartState{lines: map[string]int{id: n}, count: n}, nil
+	return cartState{lines: map[string]int{id: n}, count: n, shown: text}, nil
 }
 
-// firstNumber is the first whole number in a text.
-var firstNumber = regexp.MustCompile(`\d+`)
+// countIn reads the one whole number of a text, at most max; a text with
+// no number, another number or an absurd one is not read.
+func countIn(text string, max int) (int, bool) {
+	nums := wholeNumber.FindAllString(text, -1)
+	if len(nums) != 1 || len(nums[0]) > len(strconv.Itoa(max)) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(nums[0])
+	if err != nil || n > max {
+		return 0, false
+	}
+	return n, true
+}
+
+// wholeNumber is a whole number in a text (digits, possibly with a
+// decimal part, which then makes it another number).
+var wholeNumber = regexp.MustCompile(`\d+(?:[.,]\d+)?`)
+
+// maxUnits is the most units of one product a replay believes a page
+// shows in the cart; maxCartCount, of the whole cart.
+const (
+	maxUnits     = 99
+	maxCartCount = 999
+)
 
 // units is how many units of product id the cart holds: its line when
 // the cart's lines are known, else the header's count of all units.
@@ -356,11 +509,18 @@ func (c cartState) holds(id string, before cartState) string {
 	return ""
 }
 
-// priceMoved says why a price change is too large, or "" (an unknown
-// price on either side is no reason: the name and id were checked).
+// priceMoved says why the page's price is not the remembered one within
+// maxPercent, or "": with a remembered price, the page's must be readable
+// and in the same unit. Nothing remembered is no reason (the id and name
+// decide).
 func priceMoved(was, now money.Price, maxPercent float64) string {
-	if !was.Known || !now.Known || was.UnitCents <= 0 || was.Per != now.Per {
+	switch {
+	case !was.Known || was.UnitCents <= 0:
 		return ""
+	case !now.Known:
+		return fmt.Sprintf("the price cannot be read (remembered %s)", was.Text)
+	case was.Per != now.Per:
+		return fmt.Sprintf("the price is now %s, not per the same unit as %s", now.Text, was.Text)
 	}
 	change := float64(now.UnitCents-was.UnitCents) / float64(was.UnitCents) * 100
 	if change > maxPercent || -change > maxPercent {
@@ -369,23 +529,13 @@ func priceMoved(was, now money.Price, maxPercent float64) string {
 	return ""
 }
 
-// sameName: every word of the page's product name is in the remembered
-// name (which may add the brand and size the agent read from a tile).
-func sameName(page, remembered string) bool {
-	pw := nameWords(page)
-	if len(pw) == 0 {
-		return false
-	}
-	have := map[string]bool{}
-	for _, w := range nameWords(remembered) {
-		have[w] = true
-	}
-	for _, w := range pw {
-		if !have[w] {
-			return false
-		}
-	}
-	return true
+// sameName compares names both ways: every word of the page's product
+// name is in the remembered name, and every word of the remembered name
+// (which may add the brand and size the agent read from a tile) is on the
+// page — in whole, the page's name, brand and size (or the product's block).
+func sameName(page, whole, remembered string) bool {
+	pw, rw := nameWords(page), nameWords(remembered)
+	return len(pw) > 0 && subset(pw, rw) && subset(rw, nameWords(page+" "+whole))
 }
 
 func nameWords(s string) []string {

@@ -19,8 +19,10 @@ func TestReplayChecks(t *testing.T) {
 			{"$5.00", "$3.99", 20, "-20%"},
 			{"$5.00", "$3.90", 20, "more than 20%"},
 			{"$5.00", "$50.00", 1000, ""},
-			{"", "$9.99", 20, ""},         // nothing remembered: the id and name decide
-			{"$4.99/kg", "$9.99", 20, ""}, // different units: not comparable
+			{"", "$9.99", 20, ""}, // nothing remembered: the id and name decide
+			{"$4.99/kg", "$9.99", 20, "not per the same unit"},
+			{"$5.49", "$549.00/kg", 20, "not per the same unit"},
+			{"$5.49", "call for price", 20, "cannot be read"},
 			{"$5.00", "$5.00", 0, ""},
 			{"$5.00", "$5.01", 0, "more than 0%"},
 		} {
@@ -32,18 +34,22 @@ func TestReplayChecks(t *testing.T) {
 	})
 	t.Run("name", func(t *testing.T) {
 		for _, tc := range []struct {
-			page, remembered string
-			want             bool
+			page, whole, remembered string
+			want                    bool
 		}{
-			{"2% Partly Skimmed Milk", "Natrel 2% Partly Skimmed Milk, 2 L", true},
-			{"2% partly skimmed MILK", "Natrel 2% Partly Skimmed Milk, 2 L", true},
-			{"Plantains", "Fresh Bananas, bunch of 6", false},
-			{"Organic 2% Milk", "Natrel 2% Partly Skimmed Milk, 2 L", false},
-			{"", "Natrel Milk", false},
-			{"Lait 2 %", "Natrel Lait 2 %, 2 L", true},
+			{"2% Partly Skimmed Milk", "Natrel 2 L", "Natrel 2% Partly Skimmed Milk, 2 L", true},
+			{"2% partly skimmed MILK", "natrel 2 l", "Natrel 2% Partly Skimmed Milk, 2 L", true},
+			{"Plantains", "", "Fresh Bananas, bunch of 6", false},
+			{"Organic 2% Milk", "Natrel 2 L", "Natrel 2% Partly Skimmed Milk, 2 L", false},
+			{"", "", "Natrel Milk", false},
+			{"Lait 2 %", "Natrel 2 L", "Natrel Lait 2 %, 2 L", true},
+			// A page name that is a subset of the remembered one is not
+			// enough: the remembered words must be on the page too.
+			{"Milk", "", "Natrel 2% Milk 2 L", false},
+			{"Milk", "Natrel 2 L", "Natrel 2% Milk 2 L", false},
 		} {
-			if got := sameName(tc.page, tc.remembered); got != tc.want {
-				t.Errorf("sameName(%q, %q) = %v", tc.page, tc.remembered, got)
+			if got := sameName(tc.page, tc.whole, tc.remembered); got != tc.want {
+				t.Errorf("sameName(%q, %q, %q) = %v", tc.page, tc.whole, tc.remembered, got)
 			}
 		}
 	})
@@ -71,6 +77,27 @@ func TestReplayChecks(t *testing.T) {
 			got := tc.after.delta(tc.before, "a", tc.qty)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("%s: delta = %q, want %q", tc.name, got, tc.want)
+			}
+		}
+	})
+	t.Run("in-cart count", func(t *testing.T) {
+		for _, tc := range []struct {
+			text string
+			want int // -1: not read
+		}{
+			{"", 0}, {"In cart: 1", 1}, {"Dans le panier : 12", 12}, {"In cart: 99", 99},
+			{"Only 3 left – in cart: 1", -1},
+			{"In cart: 12345678901234567890", -1},
+			{"In cart: 100", -1},
+			{"In cart: 1.5", -1},
+			{"In cart", -1},
+		} {
+			c, err := inCartState(tc.text, "a")
+			switch {
+			case tc.want < 0 && err == nil:
+				t.Errorf("inCartState(%q) = %d, want it unread", tc.text, c.units("a"))
+			case tc.want >= 0 && (err != nil || c.units("a") != tc.want):
+				t.Errorf("inCartState(%q) = %d, %v; want %d", tc.text, c.units("a"), err, tc.want)
 			}
 		}
 	})

@@ -27,8 +27,10 @@ type CartLine struct {
 type Cart struct {
 	Lines  []CartLine `json:"lines"`
 	ReadAt time.Time  `json:"read_at"`
-	// Usage is the model use of reading the cart (zero for JSON readers).
+	// Usage is the model use of reading the cart (zero when read by code).
 	Usage report.Usage `json:"usage"`
+	// Source says how the cart was read (CartFromPage, CartFromModel).
+	Source string `json:"source,omitempty"`
 }
 
 // Units is the total number of units in the cart.

@@ -152,9 +152,10 @@ func itemLine(mark, name, rest string) string {
 
 func finishedLine(it report.ItemResult) string {
 	var parts []string
-	mark := "✓"
+	var mark string
 	switch it.Outcome {
 	case report.OutcomeAdded:
+		mark = "✓"
 		s := it.ProductName
 		if it.Quantity > 1 {
 			s = fmt.Sprintf("%d × %s", it.Quantity, s)
@@ -175,6 +176,14 @@ func finishedLine(it report.ItemResult) string {
 	case report.OutcomeSkipped:
 		mark = "-"
 		parts = append(parts, "skipped: "+oneLine(it.Explanation))
+	default:
+		// Not shopped (the run stopped or never started): no tick for an
+		// item nothing was done for.
+		mark = "·"
+		parts = append(parts, "not shopped")
+		if it.Explanation != "" {
+			parts = append(parts, oneLine(it.Explanation))
+		}
 	}
 	if it.Turns > 0 {
 		parts = append(parts, fmt.Sprintf("%d turns", it.Turns))

@@ -112,3 +112,22 @@ func TestPrintJSONCannotRun(t *testing.T) {
 		t.Errorf("JSON of a run that could not run:\n%s", b.String())
 	}
 }
+
+// An item the run never shopped (it stopped, or the browser never started)
+// gets no tick: "✓ bananas" under "The run failed" told the household it
+// was in the cart.
+func TestFinishedLineOfAnItemNotShopped(t *testing.T) {
+	for _, c := range []struct {
+		it   report.ItemResult
+		want string
+	}{
+		{report.ItemResult{ItemName: "bananas", Outcome: report.OutcomeNotShopped}, "  · bananas                  not shopped"},
+		{report.ItemResult{ItemName: "eggs", Outcome: report.OutcomeNotShopped, Explanation: "the run was stopped"}, "not shopped · the run was stopped"},
+		{report.ItemResult{ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Natrel 2% 2 L"}, "  ✓ milk"},
+	} {
+		got := finishedLine(c.it)
+		if !strings.Contains(got, c.want) || (c.it.Outcome != report.OutcomeAdded && strings.Contains(got, "✓")) {
+			t.Errorf("finishedLine(%s %s) = %q, want it to contain %q", c.it.ItemName, c.it.Outcome, got, c.want)
+		}
+	}
+}

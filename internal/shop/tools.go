@@ -13,6 +13,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -34,7 +35,23 @@ const (
 	endRestart
 	// endFailed: the item cannot be finished (nobody answered the question in time).
 	endFailed
+	// endSkipped: the household said "Skip this week" (the list is left as it is).
+	endSkipped
 )
+
+// Why present_options asks (its "reason" argument).
+const (
+	reasonSeveral    = "several_match"
+	reasonOutOfStock = "out_of_stock"
+	reasonNoMatch    = "no_match"
+)
+
+// chosenOption is the household's product answer to a question.
+type chosenOption struct {
+	opt choice.Option
+	// substitute: the question was about a product that cannot be bought.
+	substitute bool
+}
 
 // ending is the first terminal report of an attempt.
 type ending struct {
@@ -43,6 +60,7 @@ type ending struct {
 	explanation string
 	query       string // endRestart: the user's new query
 	tool        string
+	matches     int // endAdded: how many products matched, as the agent said
 }
 
 // attempt is the per-attempt state the tool handlers share. The first
@@ -96,6 +114,7 @@ func (ts *toolSet) tools() []agent.Tool {
 					"price_text": {Type: genai.TypeString, Description: "The price exactly as the store shows it, e.g. \"$5.49\" or \"2 for $7.00\"."},
 					"url":        {Type: genai.TypeString, Description: "The product page URL, or the search page URL when the product has no page."},
 					"quantity":   {Type: genai.TypeInteger, Description: "How many units of the product are now in the cart for this item."},
+					"matches":    {Type: genai.TypeInteger, Description: "How many in-stock products matched the item about equally well before you chose (1 when only this one)."},
 				},
 				Required: []string{"item_name", "price_text", "url", "quantity"},
 			},
@@ -121,14 +140,17 @@ func (ts *toolSet) tools() []agent.Tool {
 		tools = append(tools, agent.Tool{
 			Name: ToolPresentOptions,
 			Description: "Ask the household to choose between products when several match about equally well, " +
-				"when the matching product is out of stock, or when nothing close exists. Returns their answer.",
+				"when the matching product is out of stock (search wider first and offer in-stock alternatives), " +
+				"or when nothing close exists. Offer only products that can be added now: a product the page shows " +
+				"out of stock or unavailable is never an option (it is dropped). The household may also answer " +
+				"\"Skip this week\" or \"Something else\". Returns their answer.",
 			Parameters: &genai.Schema{
 				Type: genai.TypeObject,
 				Properties: map[string]*genai.Schema{
 					"item_name": {Type: genai.TypeString, Description: "The shopping list item."},
 					"options": {
 						Type:        genai.TypeArray,
-						Description: "Two to five candidate products, best first.",
+						Description: "One to five candidate products that are in stock and can be added now, best first. Never a sold-out product.",
 						Items: &genai.Schema{
 							Type: genai.TypeObject,
 							Properties: map[string]*genai.Schema{
@@ -140,9 +162,11 @@ func (ts *toolSet) tools() []agent.Tool {
 							Required: []string{"name", "price"},
 						},
 					},
+					"reason": {Type: genai.TypeString, Enum: []string{reasonSeveral, reasonOutOfStock, reasonNoMatch},
+						Description: "Why you ask: several_match (several products fit equally), out_of_stock (the product the item names is sold out; the options are in-stock alternatives), no_match (nothing close exists; the options are the nearest)."},
 					"context": {Type: genai.TypeString, Description: "One sentence: why you ask (e.g. the product is out of stock)."},
 				},
-				Required: []string{"item_name", "options", "context"},
+				Required: []string{"item_name", "options", "reason", "context"},
 			},
 			WaitsForUser: true,
 			Handler:      ts.presentOptions,
@@ -161,7 +185,7 @@ func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.
 	if name == "" {
 		name = ts.item.query
 	}
-	e := ending{kind: endAdded, tool: ToolReportAdded, added: shoppinglist.Added{
+	e := ending{kind: endAdded, tool: ToolReportAdded, matches: max(argInt(args, "matches"), 0), added: shoppinglist.Added{
 		ProductName: name,
 		Price:       money.Parse(priceText),
 		URL:         strings.TrimSpace(argString(args, "url")),
@@ -199,6 +223,28 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 			"error": "present_options needs at least one option with a name and a price; list the candidates you see, or report the item not found.",
 		}}, nil
 	}
+	reason := questionReason(argString(args, "reason"), q.Context)
+	substitute := reason != reasonSeveral
+	if substitute && it.policy.NoSub {
+		// Never substitute (#nosub): the item ends not found, unasked.
+		it.r.log.Info("the item is never substituted: not asking", "item", it.p.item.Name, "reason", reason)
+		e := ending{kind: endNotFound, tool: ToolPresentOptions, explanation: noSubExplanation(q.Context)}
+		if ts.att.claim(e) {
+			ts.onEnd(ctx, e)
+		}
+		return agent.ToolOutput{Response: map[string]any{"answer": "nothing", "reason": "the household never wants a substitute for this item"}, End: true, Payload: e}, nil
+	}
+	kept, dropped := it.r.inStockOptions(ctx, q.Options)
+	if len(dropped) > 0 {
+		it.r.log.Info("options the store shows out of stock were dropped", "item", it.p.item.Name, "dropped", dropped)
+	}
+	if len(kept) == 0 {
+		return agent.ToolOutput{Response: map[string]any{
+			"error": "Every option you offered is out of stock on its page (" + strings.Join(dropped, "; ") + "). " +
+				"Search wider — the same aisle or category, other brands, other sizes — and offer products that can be added now, or report the item not found.",
+		}}, nil
+	}
+	q.Options = kept
 	if !it.askAllowed() {
 		return agent.ToolOutput{Response: map[string]any{
 			"answer": "The household was already asked about this item several times. Do not ask again: add the option that fits best if one is in stock, otherwise report the item not found.",
@@ -226,7 +272,11 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 			return agent.ToolOutput{Response: map[string]any{"error": "the answer named no listed option; ask again or decide"}}, nil
 		}
 		opt := q.Options[ans.Index]
+		it.mu.Lock()
+		it.chosen = &chosenOption{opt: opt, substitute: substitute}
+		it.mu.Unlock()
 		it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "chose "+opt.Name)
+		it.setChosenBy(report.ChosenByHousehold)
 		if ans.Remember && it.r.cfg.Preferences != nil {
 			if err := it.r.cfg.Preferences.Remember(it.p.item.Name, PreferredProduct{Name: opt.Name, URL: opt.URL, Price: opt.Price, ProductID: opt.ProductID}); err != nil {
 				it.r.log.Warn("remembering the household's choice failed", "item", it.p.item.Name, "err", err)
@@ -257,6 +307,15 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 		}
 		return agent.ToolOutput{Response: map[string]any{"answer": "custom", "text": text}, End: true, Payload: e}, nil
 	}
+	if ans.Kind == choice.KindSkip {
+		// Not this week: the item stays open and untagged on the list.
+		it.r.publish(runstatus.KindUserAnswered, it.pendingResult(), "skip this week")
+		e := ending{kind: endSkipped, tool: ToolPresentOptions, explanation: choice.SkipExplanation}
+		if !ts.att.claim(e) {
+			return agent.ToolOutput{Response: map[string]any{"status": "ignored: the item was already reported"}, End: true}, nil
+		}
+		return agent.ToolOutput{Response: map[string]any{"answer": "skip", "instruction": "The household skips this item this week. Stop: add nothing."}, End: true, Payload: e}, nil
+	}
 	if ans.Kind == choice.KindNothing && ans.Reason == choice.ReasonTimeout {
 		// Unanswered: the item is failed (with the note "timeout"), not
 		// "not found" — nobody decided that nothing fits.
@@ -283,6 +342,32 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 		ts.onEnd(ctx, e)
 	}
 	return agent.ToolOutput{Response: map[string]any{"answer": "nothing"}, End: true, Payload: e}, nil
+}
+
+// questionReason reads present_options' reason; a missing or unknown one
+// is read from the context (a sold-out product is never "several match").
+func questionReason(reason, context string) string {
+	switch reason = strings.ToLower(strings.TrimSpace(reason)); reason {
+	case reasonSeveral, reasonOutOfStock, reasonNoMatch:
+		return reason
+	}
+	c := strings.ToLower(context)
+	for _, w := range []string{"out of stock", "sold out", "unavailable", "not available"} {
+		if strings.Contains(c, w) {
+			return reasonOutOfStock
+		}
+	}
+	return reasonSeveral
+}
+
+// noSubExplanation is the not-found explanation of an item the household
+// never wants substituted.
+func noSubExplanation(context string) string {
+	expl := "The item says never substitute (#nosub), so no alternative was offered."
+	if c := strings.TrimSpace(context); c != "" {
+		expl = strings.TrimRight(c, ". ") + ". " + expl
+	}
+	return expl
 }
 
 func questionText(q choice.Question) string {
@@ -356,4 +441,47 @@ func argOptions(v any) []choice.Option {
 		}
 	}
 	return out
+}
+
+// inStockOptions drops the options whose page the store's exact page
+// reader shows out of stock or with its add control disabled: an option
+// that cannot be added is never a button. It reads each option's page in a
+// tab of its own that loads only what a replay needs (the browser policy
+// refuses any address off the store). A store whose reader is best effort
+// (metro), an option without an address, or a page that cannot be read
+// keeps the option: only a page that says so drops one.
+func (r *run) inStockOptions(ctx context.Context, opts []choice.Option) (kept []choice.Option, dropped []string) {
+	pp := r.cfg.Store.Product
+	if !pp.Exact || pp.Root == "" || r.host == nil {
+		return opts, nil
+	}
+	tab, err := r.host.NewTab(ctx)
+	r.noteNewTab(err)
+	if err != nil {
+		r.log.Debug("the options' stock could not be checked: no tab", "err", err)
+		return opts, nil
+	}
+	defer func() { _ = tab.Close() }()
+	rt, ok := tab.(replayTab)
+	if !ok {
+		return opts, nil
+	}
+	_ = rt.ReplayOnly(ctx, true)
+	for _, o := range opts {
+		if o.URL == "" {
+			kept = append(kept, o)
+			continue
+		}
+		if err := rt.Load(ctx, o.URL); err != nil {
+			kept = append(kept, o)
+			continue
+		}
+		els, err := rt.ReadElements(ctx, map[string]string{"root": pp.Root, "out": pp.OutOfStock, "add": pp.Add}, pp.ProductIDAttr)
+		if err == nil && els["root"].Found && (els["out"].Found || els["add"].Disabled) {
+			dropped = append(dropped, o.Name)
+			continue
+		}
+		kept = append(kept, o)
+	}
+	return kept, dropped
 }

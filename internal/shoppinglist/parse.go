@@ -5,7 +5,17 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
 )
+
+// MaxNameRunes is the longest item name a run shops (200 characters): a
+// longer one is refused before shopping (Plan.TooLong) and left as written.
+// A name is a search and the agent's goal; nobody writes a 200-character
+// grocery item, and an unbounded one fills the summary, the journal, the
+// events and the panel.
+const MaxNameRunes = report.MaxNameRunes
 
 // MaxQuantity is the largest count read from a name. A bigger leading number
 // is taken as part of the product ("100 napkins" is one pack of napkins).
@@ -31,7 +41,8 @@ type Parsed struct {
 // the name.
 //
 // Quantity: "2x milk", "2 x milk", "2× milk", "milk x2", "milk x 2",
-// "milk 2x" and a bare leading count ("3 apples", "12 eggs") give a quantity.
+// "milk 2x" and a bare leading count ("3 apples", "12 eggs", in French
+// words too: "deux baguettes", "trois pommes") give a quantity.
 // A number followed by a unit is a size, not a quantity: "1.5 kg flour",
 // "500 g butter", "2L milk", "2 % milk" are quantity 1 with the whole text as
 // the product. Counts above MaxQuantity, zero and decimals are not
@@ -114,8 +125,20 @@ func quantity(words []string) (int, []string) {
 
 func isX(w string) bool { return w == "x" || w == "X" || w == "×" || w == "*" }
 
-// count parses a whole number in 1..MaxQuantity.
+// countWords are the counts a French list writes in words ("deux
+// baguettes", "douze œufs" is one dozen: see the goal prompt's note on
+// counts that are a package's size). "un"/"une" are left alone: one is the
+// default, and "une" starts names ("Une tranche de…").
+var countWords = map[string]int{
+	"deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8, "neuf": 9, "dix": 10,
+	"onze": 11, "douze": 12,
+}
+
+// count parses a whole number in 1..MaxQuantity, in digits or (French) words.
 func count(w string) (int, bool) {
+	if c, ok := countWords[strings.ToLower(w)]; ok {
+		return c, true
+	}
 	if w == "" || len(w) > 3 {
 		return 0, false
 	}
@@ -176,7 +199,7 @@ var units = map[string]bool{
 	"g": true, "gr": true, "gram": true, "grams": true, "gramme": true, "grammes": true,
 	"kg": true, "kgs": true, "kilo": true, "kilos": true, "kilogram": true, "kilograms": true,
 	"mg": true, "lb": true, "lbs": true, "pound": true, "pounds": true, "oz": true, "ounce": true, "ounces": true,
-	"l": true, "liter": true, "liters": true, "litre": true, "litres": true,
+	"l": true, "liter": true, "liters": true, "litre": true, "litres": true, "livre": true, "livres": true,
 	"ml": true, "cl": true, "dl": true, "%": true,
 	"cm": true, "m": true, "mm": true, "in": true, "ft": true,
 }
@@ -225,6 +248,18 @@ func (it Item) HasTag(tag string) bool {
 	return false
 }
 
+// OnlyTagged keeps the open items an earlier run tagged #404 or #failed:
+// what "Retry failed" shops.
+func OnlyTagged(items []Item) []Item {
+	var out []Item
+	for _, it := range items {
+		if it.Status != StatusCompleted && it.RunTagged() {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // RunTagged reports whether an earlier run tagged the item #404 or #failed.
 func (it Item) RunTagged() bool {
 	return it.HasTag(TagNotFound) || it.HasTag(TagFailed)
@@ -264,8 +299,17 @@ type Plan struct {
 	// nothing to search for. They are never shopped or changed, also when
 	// the run retries tagged items.
 	Unnamed []Item
+	// TooLong are open items whose name is longer than MaxNameRunes: never
+	// shopped or changed, also when the run retries tagged items.
+	TooLong []Item
 	// Completed counts the items already completed.
 	Completed int
+}
+
+// NameTooLong reports whether an item name is over MaxNameRunes (spaces
+// around it not counted).
+func NameTooLong(name string) bool {
+	return utf8.RuneCountInString(strings.TrimSpace(name)) > MaxNameRunes
 }
 
 // PlanRun splits items into what a run shops, what it skips as duplicates,
@@ -284,6 +328,10 @@ func PlanRun(items []Item, retryTagged bool) Plan {
 		}
 		if strings.TrimSpace(it.Name) == "" {
 			p.Unnamed = append(p.Unnamed, it)
+			continue
+		}
+		if NameTooLong(it.Name) {
+			p.TooLong = append(p.TooLong, it)
 			continue
 		}
 		if it.Quantity < 1 {

@@ -35,6 +35,17 @@ func TestParse(t *testing.T) {
 		{"3x 2L milk", "3x 2L milk", nil, 3, "2L milk"},
 		{"sparkling water x12", "sparkling water x12", nil, 12, "sparkling water"},
 
+		// French lists
+		{"2x œufs", "2x œufs", nil, 2, "œufs"},
+		{"lait 2 %", "lait 2 %", nil, 1, "lait 2 %"},
+		{"deux baguettes", "deux baguettes", nil, 2, "baguettes"},
+		{"Trois pommes", "Trois pommes", nil, 3, "pommes"},
+		{"deux litres de lait", "deux litres de lait", nil, 1, "deux litres de lait"},
+		{"deux kg de farine", "deux kg de farine", nil, 1, "deux kg de farine"},
+		{"yogourt x quatre", "yogourt x quatre", nil, 4, "yogourt"},
+		{"une baguette", "une baguette", nil, 1, "une baguette"},
+		{"bière Trois-Pistoles", "bière Trois-Pistoles", nil, 1, "bière Trois-Pistoles"},
+
 		// a bare leading count
 		{"3 apples", "3 apples", nil, 3, "apples"},
 		{"12 eggs", "12 eggs", nil, 12, "eggs"},

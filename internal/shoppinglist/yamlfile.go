@@ -266,6 +266,18 @@ func (f *YAMLFile) MarkCompleted(ctx context.Context, id string, added Added) er
 	})
 }
 
+// Reopen puts a completed item back on the open list, without the product
+// it was completed with (the review pack's Wrong product shops it again).
+func (f *YAMLFile) Reopen(ctx context.Context, id string) error {
+	return f.mark(ctx, id, "reopen", func(e *entry) {
+		setString(e.node, keyStatus, string(StatusNeedsAction))
+		deleteKey(e.node, keyAdded)
+		for _, k := range legacyAddedKeys {
+			deleteKey(e.node, k)
+		}
+	})
+}
+
 // MarkNotFound tags the item #404 (replacing #failed) with the explanation.
 func (f *YAMLFile) MarkNotFound(ctx context.Context, id string, explanation string) error {
 	return f.mark(ctx, id, "mark not found", func(e *entry) {

@@ -22,9 +22,10 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 )
 
+// testCtx bounds a hang only: generous, since a loaded machine makes 200 locked writes slow.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -59,6 +59,10 @@ type Profile struct {
 	// whole normalised path is equal.
 	CartPaths      []string
 	CartPathsExact bool
+	// CartOps describe the cart operations among CartPaths that change a
+	// line, so that each tab's cart changes can be read (see CartChange);
+	// a profile without them still attributes every cart change to its tab.
+	CartOps []CartOp
 	// AuthMarkerSelector is a CSS selector present on store pages only when
 	// the shopper is signed in.
 	AuthMarkerSelector string
@@ -82,6 +86,36 @@ type Profile struct {
 	// Product tells code how to read a product page and add it, for the
 	// replay of a remembered product without a model (see ProductPage).
 	Product ProductPage
+	// Cart tells code how to read the cart page, for the cart review
+	// without a model (see CartPage).
+	Cart CartPage
+}
+
+// CartPage is how to read a store's cart page by code: CSS selectors. An
+// empty Line means the profile has no reader (the review asks the model).
+// A reading the page does not confirm is no reading: the review then asks
+// the model, so a wrong selector costs a model call, never a wrong review.
+type CartPage struct {
+	// Root is present on the cart page when it shows a cart (signed in),
+	// with lines or empty.
+	Root string
+	// Line matches each product line of the cart and nothing else;
+	// ProductIDAttr, when set, is the line's attribute holding the store's
+	// product id.
+	Line          string
+	ProductIDAttr string
+	// Name, Quantity, UnitPrice and LineTotal are read inside a line (the
+	// first match). Quantity is the one number of its text, or an input's
+	// value.
+	Name, Quantity, UnitPrice, LineTotal string
+	// Empty is present when the cart is empty: without it, a page with no
+	// line is not read as an empty cart.
+	Empty string
+	// Exact says the reader was checked against the store's real pages
+	// (the demo store, whose pages are ours). A best-effort reader must
+	// also agree with the header's count of units (ProductPage.CartCount)
+	// to be believed.
+	Exact bool
 }
 
 // ProductPage is how to read a store's product page: CSS selectors, each
@@ -95,6 +129,11 @@ type ProductPage struct {
 	ProductIDAttr string
 	// Name, Size and Price hold the product's name, size and price text.
 	Name, Size, Price string
+	// Brand holds the product's brand, when the page shows it apart from
+	// the name: a remembered name (which may carry brand and size) must
+	// find each of its words in the page's name, brand and size (without
+	// Brand: in the whole Root block's text).
+	Brand string
 	// OutOfStock is present (or the Add control disabled) when the product
 	// cannot be bought.
 	OutOfStock string
@@ -103,8 +142,8 @@ type ProductPage struct {
 	// PostalInput and PostalSubmit are a postal-code dialog an add may
 	// open (filled with postal_code when configured).
 	PostalInput, PostalSubmit string
-	// InCart shows how many units of this product the cart holds (the
-	// first number in its text; empty text is none): the cart check of the
+	// InCart, inside Root, shows how many units of this product the cart
+	// holds (the one number in its text; empty text is none): the cart check of the
 	// product's own line, with no request of its own. Without it, the cart
 	// is read from CartJSONURL, else from CartCount, the header's count of
 	// all units.
@@ -272,6 +311,19 @@ func Metro() Profile {
 			Add:           ".pdp-wrapper button.addToCartButton",
 			CartCount:     ".cart-count",
 		},
+		// Best effort, like Product: metro.ca's cart page as seen in 2025,
+		// not verifiable from here. A reading that does not match the
+		// header's count of units goes to the model reader.
+		Cart: CartPage{
+			Root:          ".cart-page, #cart-page",
+			Line:          ".cart-page .product-item, #cart-page .product-item",
+			ProductIDAttr: "data-product-code",
+			Name:          ".pi--title",
+			Quantity:      "input.quantity-input, .qty-input input, .pi--quantity",
+			UnitPrice:     ".pi--main-price",
+			LineTotal:     ".pi--total-price, .cart-item-total",
+			Empty:         ".cart-empty, .empty-cart",
+		},
 	}
 }
 
@@ -294,8 +346,12 @@ func Demo() Profile {
 		OrderPaths:        slices.Clone(orderPaths),
 		StoreHosts:        []string{"www.metro.ca", "product-images.metro.ca"},
 		// Exactly the demo store's cart API (package demostore).
-		CartPaths:             []string{"/api/cart/add", "/api/cart/update", "/api/postal-code", "/api/consent"},
-		CartPathsExact:        true,
+		CartPaths:      []string{"/api/cart/add", "/api/cart/update", "/api/postal-code", "/api/consent"},
+		CartPathsExact: true,
+		CartOps: []CartOp{
+			{Path: "/api/cart/add", Kind: CartAdd, ProductField: "productId", QuantityField: "quantity"},
+			{Path: "/api/cart/update", Kind: CartSet, ProductField: "productId", QuantityField: "quantity"},
+		},
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
@@ -320,10 +376,16 @@ func Demo() Profile {
 		// Exactly the demo store's product page (package demostore).
 		Product: ProductPage{
 			Root: "#product", ProductIDAttr: "data-product-id",
-			Name: "#product-name", Size: "#product-size", Price: "#product-price",
+			Name: "#product-name", Brand: "#product-brand", Size: "#product-size", Price: "#product-price",
 			OutOfStock: "#product-add[disabled]", Add: "#product-add", InCart: "#product-status",
 			PostalInput: "#postal-code-input", PostalSubmit: "#postal-code-submit",
 			CartCount: "#cart-count", Exact: true,
+		},
+		// Exactly the demo store's cart page.
+		Cart: CartPage{
+			Root: "#cart-lines, #cart-empty", Line: "#cart-lines .cart-row", ProductIDAttr: "data-product-id",
+			Name: ".cart-name", Quantity: ".cart-qty", UnitPrice: ".cart-unit", LineTotal: ".cart-line-total",
+			Empty: "#cart-empty", Exact: true,
 		},
 	}
 }
@@ -544,22 +606,105 @@ func startsWithCart(segs []string, cart []string) bool {
 	return false
 }
 
-// orderWord returns the first of orderWords found as a word (letters and
-// digits, lower-cased) in the path segments or the decoded query.
-func orderWord(segs []string, rawQuery string) (string, bool) {
-	q, err := url.QueryUnescape(rawQuery)
-	if err != nil {
-		q = rawQuery
-	}
-	words := strings.FieldsFunc(strings.ToLower(strings.Join(segs, "/")+" "+q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	for _, w := range words {
-		if orderWords[w] {
+// orderWord returns the first order word (see orderWordIn) in the path
+// segments or the query. Each query parameter's name and value is decoded
+// on its own, as a servlet does: an invalid escape in one ("x=%zz") does
+// not leave another undecoded ("_eventId=place%4Frder").
+func orderWord(rawPath, rawQuery string) (string, bool) {
+	// The path's segments with their case kept (camel-case parts).
+	for _, s := range strings.Split(decodeFormPart(strings.ReplaceAll(rawPath, "+", "%2B")), "/") {
+		if w, ok := orderWordIn(s); ok {
 			return w, true
 		}
 	}
+	return formOrderWord(rawQuery)
+}
+
+// formOrderWord looks for an order word in each name and value of a
+// form-encoded text (a query or an application/x-www-form-urlencoded
+// body), each decoded on its own.
+func formOrderWord(form string) (string, bool) {
+	for _, kv := range strings.FieldsFunc(form, func(r rune) bool { return r == '&' || r == ';' || r == '\n' || r == '\r' }) {
+		for _, part := range strings.SplitN(kv, "=", 2) {
+			if w, ok := orderWordIn(decodeFormPart(part)); ok {
+				return w, true
+			}
+		}
+	}
 	return "", false
+}
+
+// decodeFormPart decodes one form name or value: "+" is a space, valid
+// escapes are decoded (repeatedly, so "%254F" is read too), invalid ones
+// kept.
+func decodeFormPart(s string) string {
+	s = strings.ReplaceAll(s, "+", " ")
+	for range 3 {
+		d := unescapeValid(s)
+		if d == s {
+			break
+		}
+		s = d
+	}
+	return s
+}
+
+// strongOrderWords are order words long enough to be refused inside a
+// longer word too ("expressCheckout", "placeOrderNow", "check-out" once
+// the separators are dropped); the short ones ("pay", "order") only as a
+// word of their own or a camel-case part ("createOrder", "payNow"), so
+// "display" or "reorder" stay harmless.
+var strongOrderWords = []string{"checkout", "payment", "placeorder", "submitorder", "confirmorder", "purchase", "finalize", "finalise"}
+
+// orderWordIn returns the order word text names, if any: a word (letters
+// and digits) that is an order word, a camel-case part of a word that is
+// one, or a strong order word inside a word or inside the text with its
+// separators dropped.
+func orderWordIn(text string) (string, bool) {
+	var joined strings.Builder
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		lw := strings.ToLower(strings.ToUpper(w))
+		joined.WriteString(lw)
+		if orderWords[lw] {
+			return lw, true
+		}
+		if len(w) > maxCamelWord || strings.ContainsFunc(w, unicode.IsDigit) {
+			continue // a token (base64, a hash), not an identifier
+		}
+		for _, part := range camelParts(w) {
+			if lp := strings.ToLower(strings.ToUpper(part)); orderWords[lp] {
+				return lp, true
+			}
+		}
+	}
+	j := joined.String()
+	for _, sw := range strongOrderWords {
+		if strings.Contains(j, sw) {
+			return sw, true
+		}
+	}
+	return "", false
+}
+
+// maxCamelWord is the longest word split into camel-case parts: longer
+// ones, and any with a digit, are tokens (a session's base64, a hash) in
+// which "Pay" or "Order" turn up by chance, not names of operations.
+const maxCamelWord = 40
+
+// camelParts splits a word where a lower-case letter is followed by an
+// upper-case one ("placeOrderNow" → place, Order, Now).
+func camelParts(w string) []string {
+	var parts []string
+	start := 0
+	rs := []rune(w)
+	for i := 1; i < len(rs); i++ {
+		prev, cur := rs[i-1], rs[i]
+		if unicode.IsUpper(cur) && !unicode.IsUpper(prev) {
+			parts = append(parts, string(rs[start:i]))
+			start = i
+		}
+	}
+	return append(parts, string(rs[start:]))
 }
 
 // ambiguousPath reports whether a raw path could be read differently by a
@@ -666,9 +811,12 @@ func (p Profile) CheckRequest(method string, u *url.URL, login bool) RequestVerd
 		return RequestVerdict{Rule: RuleOrder, Match: "(ambiguous path)", Reason: "addresses with encoded dots, slashes or percent signs, or path parameters before dot segments, may not be opened by the agent"}
 	}
 	if StateChanging(method) && p.storeHost(host) {
-		if w, ok := orderWord(segs, u.RawQuery); ok {
+		if w, ok := orderWord(u.EscapedPath(), u.RawQuery); ok {
 			return RequestVerdict{Rule: RuleOrder, Match: w, Reason: fmt.Sprintf("%s requests naming %q may not be sent by the agent (the agent never orders)", strings.ToUpper(method), w)}
 		}
+	}
+	if p.storeHost(host) && formHasMethodOverride(u.RawQuery) {
+		return methodOverrideVerdict
 	}
 	if login {
 		return RequestVerdict{Allowed: true}

@@ -275,6 +275,22 @@ func TestCheckRequest(t *testing.T) {
 		{"demo cart page POST", demo, "POST", "https://www.metro.ca/en/online-grocery/cart", false, RuleStateChange, ""},
 		{"demo image POST", demo, "POST", "https://product-images.metro.ca/x", false, RuleStateChange, ""},
 		{"demo express checkout", demo, "POST", "https://www.metro.ca/api/checkout/express", false, RuleOrder, "/checkout"},
+		// Issue 24: each query parameter decoded on its own, compound words,
+		// method-override parameters.
+		{"escape hides O behind an invalid one", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?_eventId=place%4Frder&x=%zz", false, RuleOrder, "placeorder"},
+		{"truncated escape elsewhere", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?x=%E0%A4%A&_eventId=check%6Fut", false, RuleOrder, "checkout"},
+		{"double-encoded parameter", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?_eventId=place%254Frder", false, RuleOrder, "placeorder"},
+		{"plus-joined words", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?step=check+out", false, RuleOrder, "checkout"},
+		{"compound expressCheckout", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/expressCheckout", false, RuleOrder, "checkout"},
+		{"compound placeOrderNow", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/placeOrderNow", false, RuleOrder, "order"},
+		{"camel-case createOrder", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/createOrder", false, RuleOrder, "order"},
+		{"camel-case in a value", metro, "POST", "https://www.metro.ca/api/cart/update?action=doPayNow", false, RuleOrder, "pay"},
+		{"compound in a value", metro, "POST", "https://www.metro.ca/api/cart/update?next=cart-express-check-out", false, RuleOrder, "checkout"},
+		{"_method parameter", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?_method=DELETE", false, RuleStateChange, "_method"},
+		{"_method parameter, encoded, on a GET", demo, "GET", "https://www.metro.ca/api/cart?%5Fmethod=PUT", false, RuleStateChange, "_method"},
+		{"a token with Pay in it is not pay", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?state=x7PayQ2r_Zk9OrderB1", false, RuleAllowed, ""},
+		{"display is not pay", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/update?display=grid&sort=reorder", false, RuleAllowed, ""},
+		{"GET naming checkout in the query is a page", metro, "GET", "https://www.metro.ca/en/online-grocery/search?filter=expressCheckout", false, RuleAllowed, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -285,6 +301,67 @@ func TestCheckRequest(t *testing.T) {
 			v := tt.p.CheckRequest(tt.method, u, tt.login)
 			if v.Rule != tt.rule || v.Allowed != (tt.rule == RuleAllowed) || v.Match != tt.matched {
 				t.Fatalf("CheckRequest(%s %s, login=%v) = %+v, want rule %q match %q", tt.method, tt.url, tt.login, v, tt.rule, tt.matched)
+			}
+			if !v.Allowed && v.Reason == "" {
+				t.Fatal("a refusal without a reason")
+			}
+		})
+	}
+}
+
+func TestCheckBody(t *testing.T) {
+	metro, demo := Metro(), Demo()
+	big := `{"productId":"` + strings.Repeat("a", MaxBody) + `"}`
+	tests := []struct {
+		name     string
+		p        Profile
+		method   string
+		url      string
+		ctype    string
+		body     string
+		complete bool
+		rule     Rule
+		matched  string
+	}{
+		{"form flow event", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "_eventId=placeOrder", true, RuleOrder, "placeorder"},
+		{"fetch text flow event", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "text/plain;charset=UTF-8", "_eventId=placeOrder", true, RuleOrder, "placeorder"},
+		{"no content type", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "", "a=1&_eventId=check%6Fut&x=%zz", true, RuleOrder, "checkout"},
+		{"form, escape hidden behind an invalid one", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "x=%zz&_eventId=place%4Frder", true, RuleOrder, "placeorder"},
+		{"form, plus-joined", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "step=check+out", true, RuleOrder, "checkout"},
+		{"JSON value", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"productId":"x","then":"expressCheckout"}`, true, RuleOrder, "checkout"},
+		{"JSON unicode escape", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"action":"\u0070laceOrder"}`, true, RuleOrder, "placeorder"},
+		{"JSON key", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"items":[{"submitOrder":true}]}`, true, RuleOrder, "submitorder"},
+		{"JSON as text", demo, "POST", "https://www.metro.ca/api/cart/add", "text/plain", `{"a":"\u0063heckout"}`, true, RuleOrder, "checkout"},
+		{"JSON _method", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"_method":"DELETE"}`, true, RuleStateChange, "_method"},
+		{"form _method", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "application/x-www-form-urlencoded", "id=1&_method=PUT", true, RuleStateChange, "_method"},
+		{"multipart field", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"_eventId\"\r\n\r\nplaceOrder\r\n--XX--\r\n", true, RuleOrder, "placeorder"},
+		{"multipart field name", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"confirmOrder\"\r\n\r\n1\r\n--XX--\r\n", true, RuleOrder, "confirmorder"},
+		{"multipart JSON part", demo, "POST", "https://www.metro.ca/api/cart/add", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{\"go\":\"purchase\"}\r\n--XX--\r\n", true, RuleOrder, "purchase"},
+		{"multipart, broken", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "multipart/form-data; boundary=XX", "--YY\r\nnot multipart", true, RuleOrder, "(unreadable body)"},
+		{"JSON declared, not JSON", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", "_eventId=placeOrder", true, RuleOrder, "(unreadable body)"},
+		{"too long", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", big[:MaxBody], false, RuleOrder, "(body too long)"},
+		// What the carts really send passes.
+		{"demo cart add", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"productId":"bananas-bunch","quantity":1}`, true, RuleAllowed, ""},
+		{"demo cart update", demo, "POST", "https://www.metro.ca/api/cart/update", "application/json", `{"productId":"milk-2l","quantity":0}`, true, RuleAllowed, ""},
+		{"demo postal code", demo, "POST", "https://www.metro.ca/api/postal-code", "application/json", `{"postalCode":"H2X 1Y4"}`, true, RuleAllowed, ""},
+		{"metro cart entry", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "application/x-www-form-urlencoded", "productCode=0123&qty=2&display=list&sort=reorder", true, RuleAllowed, ""},
+		{"empty body", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "", "", true, RuleAllowed, ""},
+		// Only state changes to store hosts are read.
+		{"GET body", metro, "GET", "https://www.metro.ca/en", "text/plain", "placeOrder", true, RuleAllowed, ""},
+		{"telemetry host", metro, "POST", "https://mpc2-prod-1-is5qnl632q-uc.a.run.app/collect", "text/plain", "event=checkout", true, RuleAllowed, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := url.Parse(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := tt.p.CheckBody(tt.method, u, tt.ctype, []byte(tt.body), tt.complete)
+			if v.Rule != tt.rule || v.Allowed != (tt.rule == RuleAllowed) || v.Match != tt.matched {
+				t.Fatalf("CheckBody(%s %s, %q) = %+v, want rule %q match %q", tt.method, tt.url, tt.body, v, tt.rule, tt.matched)
 			}
 			if !v.Allowed && v.Reason == "" {
 				t.Fatal("a refusal without a reason")

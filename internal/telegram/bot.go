@@ -34,6 +34,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // Defaults for Options.
@@ -84,6 +85,8 @@ type Options struct {
 	StartupBackoff time.Duration
 	// Logger receives the bot's logs (default slog.Default); component=telegram is added.
 	Logger *slog.Logger
+	// Messages is the language the bot speaks (the zero value: English).
+	Messages messages.Catalog
 }
 
 // OptionsFromConfig takes the Telegram settings of cfg.
@@ -94,6 +97,7 @@ func OptionsFromConfig(cfg config.Config, log *slog.Logger) Options {
 		Endpoint:        cfg.TelegramAPIEndpoint,
 		ResponseTimeout: cfg.TelegramResponseTimeout,
 		Logger:          log,
+		Messages:        messages.For(cfg.Language),
 	}
 }
 
@@ -109,6 +113,7 @@ type Bot struct {
 	userName string
 	session  string // random prefix of question ids: old buttons never match new questions
 
+	msg             messages.Catalog
 	responseTimeout time.Duration
 	requestTimeout  time.Duration
 	pollTimeout     time.Duration
@@ -201,6 +206,7 @@ func newBot(ctx context.Context, o Options, onForeign func(tgbotapi.Update)) (*B
 		chatID:          o.ChatID,
 		client:          o.HTTPClient,
 		session:         randomID(),
+		msg:             o.Messages,
 		responseTimeout: o.ResponseTimeout,
 		requestTimeout:  o.RequestTimeout,
 		pollTimeout:     o.PollTimeout,
@@ -663,12 +669,12 @@ func (b *Bot) handleIdle(u tgbotapi.Update) {
 	ctx := b.life
 	switch {
 	case u.CallbackQuery != nil:
-		b.ack(ctx, u.CallbackQuery.ID, "This question is already closed.")
+		b.ack(ctx, u.CallbackQuery.ID, b.msg.T("telegram.toast_closed"))
 	case u.Message != nil:
 		text := strings.TrimSpace(u.Message.Text)
-		reply := "Nothing is waiting for your answer right now. I'll message you here when a shopping choice needs you."
+		reply := b.msg.T("telegram.idle")
 		if strings.HasPrefix(text, "/start") || strings.HasPrefix(text, "/help") {
-			reply = fmt.Sprintf("Hi! I'm the gemini-supply bot. During a shopping run I ask here when a product choice needs you, and I tell you when the run is done. (This chat's id is %d.)", b.chatID)
+			reply = b.msg.T("telegram.hello", "chat_id", b.chatID)
 		}
 		if _, err := b.send(ctx, tgbotapi.NewMessage(b.chatID, reply)); err != nil {
 			b.log.Warn("could not answer a message", "err", err)

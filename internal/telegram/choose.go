@@ -11,6 +11,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // Limits that keep a question inside one Telegram message (4096 characters)
@@ -32,6 +33,7 @@ const (
 	actRemember = "s"
 	actNothing  = "n"
 	actCustom   = "c"
+	actSkip     = "w"
 	actYes      = "y"
 	actNo       = "x"
 	actPing     = "k"
@@ -76,7 +78,7 @@ func ownCallback(qid string, msgID int, cq *tgbotapi.CallbackQuery) (act string,
 // editedHint answers an edited message while a question is open: edits are
 // never answers (an old "no" edited into "yes" must not answer a new
 // question), so the user is asked to write again.
-const editedHint = "I only read new messages, not edits: please send your answer again as a new message."
+func editedHint(m messages.Catalog) string { return m.T("telegram.edited") }
 
 // Choose asks the user which product to buy for q.ItemName and waits for the
 // answer (choice.KindProduct with Index — Remember set for the ⭐ button —,
@@ -84,9 +86,9 @@ const editedHint = "I only read new messages, not edits: please send your answer
 // Choose first waits for earlier questions to be answered.
 //
 // The message lists the options numbered with prices, then "Nothing (skip
-// this item)" and "Something else (reply with text)", with a button per
-// option, a ⭐ button per option (choose and remember), Nothing and Something
-// else. The user may press a button (on this message only), reply with an
+// this item)", "Something else (reply with text)" and "Skip this week",
+// with a button per option, a ⭐ button per option (choose and remember),
+// Nothing, Something else and Skip this week. The user may press a button (on this message only), reply with an
 // option's number, or write free text (= custom). Any other number (0, -2,
 // 1.5, 99999999999999999999999) gets "Please choose 1–N" and the question
 // stays open, as does an edited message (edits are never answers);
@@ -110,9 +112,9 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 	}
 
 	shown := min(len(q.Options), maxOptions)
-	text := questionText(q, shown)
+	text := questionText(b.msg, q, shown)
 	msg := tgbotapi.NewMessage(b.chatID, text)
-	msg.ReplyMarkup = questionKeyboard(c.id, q, shown)
+	msg.ReplyMarkup = questionKeyboard(b.msg, c.id, q, shown)
 	sent, err := b.send(ctx, msg)
 	if err != nil {
 		return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
@@ -125,16 +127,16 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 	for {
 		select {
 		case <-ctx.Done():
-			b.edit(ctx, sent.MessageID, text+"\n\n"+closedLine(ctx))
+			b.edit(ctx, sent.MessageID, text+"\n\n"+closedLine(b.msg, ctx))
 			return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, ctx.Err())
 		case <-b.life.Done():
 			return choice.Answer{}, fmt.Errorf("telegram: question about %q: %w", q.ItemName, ErrClosed)
 		case <-timer.C:
-			b.edit(ctx, sent.MessageID, fmt.Sprintf("%s\n\n⏱ No answer within %s: skipping this item.", text, human(b.responseTimeout)))
+			b.edit(ctx, sent.MessageID, text+"\n\n"+b.msg.T("telegram.timeout_skip", "timeout", human(b.msg, b.responseTimeout)))
 			b.log.Info("no answer in time", "item", q.ItemName, "timeout", b.responseTimeout)
 			return choice.Answer{Kind: choice.KindNothing, Reason: ReasonTimeout}, nil
 		case u := <-c.inbox:
-			r := interpretChoice(c.id, sent.MessageID, u, shown, awaitingText)
+			r := interpretChoice(b.msg, c.id, sent.MessageID, u, shown, awaitingText)
 			if u.CallbackQuery != nil {
 				b.ack(ctx, u.CallbackQuery.ID, r.toast)
 			}
@@ -146,7 +148,7 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 			if r.askText {
 				awaitingText = true
 				timer.Reset(b.responseTimeout)
-				if _, err := b.send(ctx, tgbotapi.NewMessage(b.chatID, fmt.Sprintf("✏️ What would you like instead for “%s”? Reply with text.", q.ItemName))); err != nil {
+				if _, err := b.send(ctx, tgbotapi.NewMessage(b.chatID, b.msg.T("question.ask_text", "item", q.ItemName))); err != nil {
 					return choice.Answer{}, fmt.Errorf("ask about %q: %w", q.ItemName, err)
 				}
 			}
@@ -154,7 +156,7 @@ func (b *Bot) Choose(ctx context.Context, q choice.Question) (choice.Answer, err
 				continue
 			}
 			a := *r.answer
-			b.edit(ctx, sent.MessageID, text+"\n\n"+answerLine(q, a))
+			b.edit(ctx, sent.MessageID, text+"\n\n"+answerLine(b.msg, q, a))
 			b.log.Info("the user answered", "item", q.ItemName, "kind", a.Kind, "index", a.Index, "remember", a.Remember)
 			return a, nil
 		}
@@ -171,64 +173,67 @@ type reaction struct {
 
 // interpretChoice reads one update of the configured chat for the question
 // qid, asked in message msgID, with shown options.
-func interpretChoice(qid string, msgID int, u tgbotapi.Update, shown int, awaitingText bool) reaction {
+func interpretChoice(m messages.Catalog, qid string, msgID int, u tgbotapi.Update, shown int, awaitingText bool) reaction {
 	if cq := u.CallbackQuery; cq != nil {
 		act, idx, ok := ownCallback(qid, msgID, cq)
 		if !ok {
-			return reaction{toast: "This question is already closed."}
+			return reaction{toast: m.T("telegram.toast_closed")}
 		}
 		switch {
 		case act == actProduct && idx >= 0 && idx < shown:
-			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: idx}, toast: "Got it."}
+			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: idx}, toast: m.T("telegram.toast_got_it")}
 		case act == actRemember && idx >= 0 && idx < shown:
-			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: idx, Remember: true}, toast: "Got it, and I'll remember it."}
+			return reaction{answer: &choice.Answer{Kind: choice.KindProduct, Index: idx, Remember: true}, toast: m.T("telegram.toast_remember")}
 		case act == actNothing:
-			return reaction{answer: &choice.Answer{Kind: choice.KindNothing}, toast: "Skipping this item."}
+			return reaction{answer: &choice.Answer{Kind: choice.KindNothing}, toast: m.T("telegram.toast_nothing")}
 		case act == actCustom:
-			return reaction{askText: true, toast: "Reply with what you want."}
+			return reaction{askText: true, toast: m.T("telegram.toast_custom")}
+		case act == actSkip:
+			return reaction{answer: &choice.Answer{Kind: choice.KindSkip}, toast: m.T("telegram.toast_skip")}
 		}
-		return reaction{toast: "That button is not valid any more."}
+		return reaction{toast: m.T("telegram.toast_invalid")}
 	}
 	if u.EditedMessage != nil {
-		return reaction{say: editedHint}
+		return reaction{say: editedHint(m)}
 	}
 	if u.Message == nil {
 		return reaction{}
 	}
 	// One reading of typed replies for every channel (choice.ParseReply):
 	// a number that is not an option's is asked again, ⭐2 remembers.
-	r := choice.ParseReply(u.Message.Text, shown, awaitingText)
+	r := choice.ParseReplyIn(m, u.Message.Text, shown, awaitingText)
 	return reaction{answer: r.Answer, askText: r.AskText, say: r.Retry}
 }
 
 // questionText is the question message.
-func questionText(q choice.Question, shown int) string {
+func questionText(m messages.Catalog, q choice.Question, shown int) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "🛒 Shopping for: %s\n", oneLine(q.ItemName, maxNameRunes))
+	sb.WriteString(m.T("telegram.shopping_for", "item", oneLine(q.ItemName, maxNameRunes)) + "\n")
 	if ctx := strings.TrimSpace(q.Context); ctx != "" {
 		fmt.Fprintf(&sb, "\n%s\n", truncate(ctx, maxContextRunes))
 	}
 	sb.WriteString("\n")
 	for i := range shown {
-		fmt.Fprintf(&sb, "%d. %s\n", i+1, optionLabel(q.Options[i], maxNameRunes))
+		fmt.Fprintf(&sb, "%d. %s\n", i+1, optionLabel(m, q.Options[i], maxNameRunes))
 	}
-	fmt.Fprintf(&sb, "%d. Nothing (skip this item)\n", shown+1)
-	fmt.Fprintf(&sb, "%d. Something else (reply with text)\n", shown+2)
+	fmt.Fprintf(&sb, "%d. %s\n", shown+1, m.T("question.nothing"))
+	fmt.Fprintf(&sb, "%d. %s\n", shown+2, m.T("question.something_else_text"))
+	fmt.Fprintf(&sb, "%d. %s\n", shown+3, m.T("question.skip_item"))
 	if len(q.Options) > shown {
-		fmt.Fprintf(&sb, "(showing %d of %d options)\n", shown, len(q.Options))
+		sb.WriteString(m.T("question.showing", "shown", shown, "total", len(q.Options)) + "\n")
 	}
-	sb.WriteString("\nReply with a number or describe what you want.")
+	sb.WriteString("\n" + m.T("telegram.reply_hint"))
 	if shown > 0 {
-		sb.WriteString(" ⭐ = choose and remember for next time.")
+		sb.WriteString(" " + m.T("telegram.remember_hint"))
 	}
 	return truncate(sb.String(), maxMessageRunes)
 }
 
 // optionLabel is "Name ($4.99)", or "Name" without a price.
-func optionLabel(o choice.Option, limit int) string {
+func optionLabel(m messages.Catalog, o choice.Option, limit int) string {
 	name := oneLine(o.Name, limit)
 	if name == "" {
-		name = "(unnamed product)"
+		name = m.T("question.unnamed")
 	}
 	if p := oneLine(o.Price, 30); p != "" {
 		return fmt.Sprintf("%s (%s)", name, p)
@@ -238,56 +243,55 @@ func optionLabel(o choice.Option, limit int) string {
 
 // questionKeyboard: per option a row [n. name (price)] [⭐ n], then Nothing
 // and Something else.
-func questionKeyboard(qid string, q choice.Question, shown int) tgbotapi.InlineKeyboardMarkup {
+func questionKeyboard(m messages.Catalog, qid string, q choice.Question, shown int) tgbotapi.InlineKeyboardMarkup {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i := range shown {
-		label := fmt.Sprintf("%d. %s", i+1, optionLabel(q.Options[i], maxButtonRunes))
+		label := fmt.Sprintf("%d. %s", i+1, optionLabel(m, q.Options[i], maxButtonRunes))
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(
 			tgbotapi.NewInlineKeyboardButtonData(truncate(label, maxButtonRunes+20), cbData(qid, actProduct, i)),
 			tgbotapi.NewInlineKeyboardButtonData(fmt.Sprintf("⭐ %d", i+1), cbData(qid, actRemember, i)),
 		))
 	}
 	rows = append(rows,
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("🚫 Nothing (skip this item)", cbData(qid, actNothing))),
-		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("✏️ Something else", cbData(qid, actCustom))),
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(m.T("question.nothing_button"), cbData(qid, actNothing))),
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(m.T("question.something_else_button"), cbData(qid, actCustom))),
+		tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(m.T("question.skip_button"), cbData(qid, actSkip))),
 	)
 	return tgbotapi.NewInlineKeyboardMarkup(rows...)
 }
 
 // answerLine is appended to the question when it is answered.
-func answerLine(q choice.Question, a choice.Answer) string {
-	switch a.Kind {
-	case choice.KindProduct:
-		label := optionLabel(q.Options[a.Index], maxNameRunes)
+func answerLine(m messages.Catalog, q choice.Question, a choice.Answer) string {
+	if a.Kind == choice.KindProduct {
+		label := optionLabel(m, q.Options[a.Index], maxNameRunes)
 		if a.Remember {
-			return fmt.Sprintf("⭐ You chose %d. %s, and I'll remember it for next time.", a.Index+1, label)
+			return m.T("question.chose_remember", "n", a.Index+1, "product", label)
 		}
-		return fmt.Sprintf("✅ You chose %d. %s", a.Index+1, label)
-	case choice.KindCustom:
-		return fmt.Sprintf("✏️ You asked for: %s", a.Text)
-	default:
-		return "🚫 Nothing: skipping this item."
+		return m.T("question.chose", "n", a.Index+1, "product", label)
 	}
+	a.Reason = "" // Telegram says its own timeout with its length
+	return choice.AnswerLineIn(m, q, a)
 }
 
 // human prints a duration the way people say it ("10 minutes", "45 seconds").
-func human(d time.Duration) string {
+func human(m messages.Catalog, d time.Duration) string {
 	switch {
 	case d >= time.Hour && d%time.Hour == 0:
-		return plural(int(d/time.Hour), "hour")
+		return plural(m, int(d/time.Hour), "common.hours")
 	case d >= time.Minute && d%time.Minute == 0:
-		return plural(int(d/time.Minute), "minute")
+		return plural(m, int(d/time.Minute), "common.minutes")
 	case d >= time.Second && d%time.Second == 0:
-		return plural(int(d/time.Second), "second")
+		return plural(m, int(d/time.Second), "common.seconds")
 	}
 	return d.String()
 }
 
-func plural(n int, unit string) string {
+// plural is key's text for n: key+"_one" for 1, else key with {n}.
+func plural(m messages.Catalog, n int, key string) string {
 	if n == 1 {
-		return "1 " + unit
+		return m.T(key + "_one")
 	}
-	return fmt.Sprintf("%d %ss", n, unit)
+	return m.T(key, "n", n)
 }
 
 // oneLine collapses whitespace (names come from web pages) and truncates.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	faketg "github.com/gemini-supply/gemini-supply/internal/fake/telegram"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/preferences"
 )
 
@@ -52,6 +53,7 @@ I found many milk options. Which would you like?
 3. Lactantia 2L 1% Milk ($5.29)
 4. Nothing (skip this item)
 5. Something else (reply with text)
+6. Skip this week (leave it on the list)
 
 Reply with a number or describe what you want. ⭐ = choose and remember for next time.`
 
@@ -79,6 +81,7 @@ func TestChooseMessageAndKeyboard(t *testing.T) {
 		"3. Lactantia 2L 1% Milk ($5.29) | ⭐ 3",
 		"🚫 Nothing (skip this item)",
 		"✏️ Something else",
+		"⏭ Skip this week",
 	}
 	if strings.Join(labels, "\n") != strings.Join(want, "\n") {
 		t.Errorf("keyboard:\n%s\nwant:\n%s", strings.Join(labels, "\n"), strings.Join(want, "\n"))
@@ -127,6 +130,24 @@ func TestChooseAnswers(t *testing.T) {
 			shown: "🚫 Nothing: skipping this item.",
 		},
 		{
+			name:  "skip this week button",
+			reply: func(h *harness, m faketg.Message) { press(h, m, "Skip this week") },
+			want:  choice.Answer{Kind: choice.KindSkip},
+			shown: choice.SkipLine,
+		},
+		{
+			name:  "skip this week by number",
+			reply: func(h *harness, m faketg.Message) { h.fake.SendText(testChat, "6") },
+			want:  choice.Answer{Kind: choice.KindSkip},
+			shown: choice.SkipLine,
+		},
+		{
+			name:  "skip this week typed",
+			reply: func(h *harness, m faketg.Message) { h.fake.SendText(testChat, "skip this week") },
+			want:  choice.Answer{Kind: choice.KindSkip},
+			shown: choice.SkipLine,
+		},
+		{
 			name:  "free text is custom",
 			reply: func(h *harness, m faketg.Message) { h.fake.SendText(testChat, "Greek yogurt 0% plain large tub") },
 			want:  choice.Answer{Kind: choice.KindCustom, Text: "Greek yogurt 0% plain large tub"},
@@ -156,7 +177,7 @@ func TestChooseAnswers(t *testing.T) {
 			name: "invalid number re-asks",
 			reply: func(h *harness, m faketg.Message) {
 				h.fake.SendText(testChat, "9")
-				h.waitText("Please choose 1–5, or describe what you want.")
+				h.waitText("Please choose 1–6, or describe what you want.")
 				h.fake.SendText(testChat, "0")
 				if _, err := h.fake.WaitMessage(h.ctx(), func(x faketg.Message) bool {
 					return strings.HasPrefix(x.Text, "Please choose") && x.ID > m.ID+2
@@ -722,7 +743,7 @@ func TestInterpretChoice(t *testing.T) {
 	edited := func(s string) tgbotapi.Update {
 		return tgbotapi.Update{EditedMessage: &tgbotapi.Message{Text: s, Chat: &tgbotapi.Chat{ID: testChat}, EditDate: 1}}
 	}
-	const again = "Please choose 1–5, or describe what you want."
+	const again = "Please choose 1–6, or describe what you want."
 
 	tests := []struct {
 		name     string
@@ -736,10 +757,13 @@ func TestInterpretChoice(t *testing.T) {
 		{"hash number", msg("#3."), false, &choice.Answer{Kind: choice.KindProduct, Index: 2}, false, ""},
 		{"nothing number", msg("4"), false, &choice.Answer{Kind: choice.KindNothing}, false, ""},
 		{"something else number", msg("5"), false, nil, true, ""},
-		{"too big", msg("6"), false, nil, false, "Please choose 1–5, or describe what you want."},
-		{"zero", msg("0"), false, nil, false, "Please choose 1–5, or describe what you want."},
-		{"negative", msg("-1"), false, nil, false, "Please choose 1–5, or describe what you want."},
-		{"skip word", msg("Skip"), false, &choice.Answer{Kind: choice.KindNothing}, false, ""},
+		{"skip this week number", msg("6"), false, &choice.Answer{Kind: choice.KindSkip}, false, ""},
+		{"skip this week button", cb("q.1|w"), false, &choice.Answer{Kind: choice.KindSkip}, false, ""},
+		{"too big", msg("7"), false, nil, false, again},
+		{"zero", msg("0"), false, nil, false, again},
+		{"negative", msg("-1"), false, nil, false, again},
+		{"skip word", msg("Skip"), false, &choice.Answer{Kind: choice.KindSkip}, false, ""},
+		{"nothing word", msg("nothing"), false, &choice.Answer{Kind: choice.KindNothing}, false, ""},
 		{"custom", msg("oat milk"), false, &choice.Answer{Kind: choice.KindCustom, Text: "oat milk"}, false, ""},
 		{"awaiting: number is text", msg("2"), true, &choice.Answer{Kind: choice.KindCustom, Text: "2"}, false, ""},
 		{"empty", msg("  "), false, nil, false, "Please reply with a number or describe what you want."},
@@ -769,12 +793,12 @@ func TestInterpretChoice(t *testing.T) {
 		{"button on another message", cbOn(qmsg+1, "q.1|p|0"), false, nil, false, ""},
 		{"button without a message", tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{ID: "1", Data: "q.1|p|0", InlineMessageID: "x"}}, false, nil, false, ""},
 		// Edits are never answers.
-		{"edited number", edited("2"), false, nil, false, editedHint},
-		{"edited text", edited("oat milk"), true, nil, false, editedHint},
+		{"edited number", edited("2"), false, nil, false, editedHint(messages.Catalog{})},
+		{"edited text", edited("oat milk"), true, nil, false, editedHint(messages.Catalog{})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := interpretChoice("q.1", qmsg, tt.u, 3, tt.awaiting)
+			r := interpretChoice(messages.Catalog{}, "q.1", qmsg, tt.u, 3, tt.awaiting)
 			if (r.answer == nil) != (tt.answer == nil) || (r.answer != nil && *r.answer != *tt.answer) {
 				t.Errorf("answer = %+v, want %+v", r.answer, tt.answer)
 			}
@@ -794,9 +818,9 @@ func TestLongQuestionFits(t *testing.T) {
 		q.Options = append(q.Options, choice.Option{Name: fmt.Sprintf("%d %s", i, strings.Repeat("Very Long Cheese Name ", 20)), Price: "$9.99"})
 	}
 	res := async(func() (choice.Answer, error) { return h.bot.Choose(h.ctx(), q) })
-	m := h.waitText("Shopping for: cheese", "(showing 10 of 25 options)", "12. Something else")
-	if n := len(m.Buttons()); n != 22 {
-		t.Errorf("%d buttons, want 22", n)
+	m := h.waitText("Shopping for: cheese", "(showing 10 of 25 options)", "12. Something else", "13. Skip this week")
+	if n := len(m.Buttons()); n != 23 {
+		t.Errorf("%d buttons, want 23", n)
 	}
 	h.fake.SendText(testChat, "10")
 	if a, err := await(t, res); err != nil || a.Index != 9 {

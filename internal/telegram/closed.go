@@ -3,21 +3,20 @@ package telegram
 import (
 	"context"
 	"errors"
-	"fmt"
-
 	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // closedLine is appended to a question whose ctx ended before it was
 // answered here: answered on another channel (the ask package's cause),
 // no answer in time, or the run stopped.
-func closedLine(ctx context.Context) string {
+func closedLine(m messages.Catalog, ctx context.Context) string { //nolint:revive // ctx is the question's, read for its cause
 	var c *choice.Closed
 	switch {
 	case errors.As(context.Cause(ctx), &c) && c.Timeout:
-		return "⏱ No answer in time."
+		return m.T("telegram.no_answer")
 	case errors.As(context.Cause(ctx), &c):
-		return fmt.Sprintf("%s\n(answered on %s)", c.Line, c.By)
+		return c.Line + "\n" + m.T("telegram.answered_on", "channel", c.By)
 	}
-	return "🛑 Cancelled: the run stopped before you answered."
+	return m.T("telegram.cancelled")
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // Confirm asks the user to allow an action the model flagged with a safety
@@ -30,11 +33,11 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 		return false, fmt.Errorf("telegram: confirmation: %w", err)
 	}
 
-	text := confirmText(explanation, action)
+	text := confirmText(b.msg, explanation, action)
 	msg := tgbotapi.NewMessage(b.chatID, text)
 	msg.ReplyMarkup = tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(
-		tgbotapi.NewInlineKeyboardButtonData("✅ Yes", cbData(c.id, actYes)),
-		tgbotapi.NewInlineKeyboardButtonData("❌ No", cbData(c.id, actNo)),
+		tgbotapi.NewInlineKeyboardButtonData(b.msg.T("telegram.yes_button"), cbData(c.id, actYes)),
+		tgbotapi.NewInlineKeyboardButtonData(b.msg.T("telegram.no_button"), cbData(c.id, actNo)),
 	))
 	sent, err := b.send(ctx, msg)
 	if err != nil {
@@ -47,20 +50,20 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 	for {
 		select {
 		case <-ctx.Done():
-			b.edit(ctx, sent.MessageID, text+"\n\n"+closedLine(ctx))
+			b.edit(ctx, sent.MessageID, text+"\n\n"+closedLine(b.msg, ctx))
 			return false, fmt.Errorf("telegram: confirmation: %w", ctx.Err())
 		case <-b.life.Done():
 			return false, fmt.Errorf("telegram: confirmation: %w", ErrClosed)
 		case <-timer.C:
-			b.edit(ctx, sent.MessageID, fmt.Sprintf("%s\n\n⏱ No answer within %s: treated as No.", text, human(b.responseTimeout)))
+			b.edit(ctx, sent.MessageID, text+"\n\n"+b.msg.T("telegram.timeout_no", "timeout", human(b.msg, b.responseTimeout)))
 			b.log.Info("no confirmation in time: treated as no", "action", action)
 			return false, nil
 		case u := <-c.inbox:
-			yes, decided, say := interpretConfirm(c.id, sent.MessageID, u)
+			yes, decided, say := interpretConfirm(b.msg, c.id, sent.MessageID, u)
 			if u.CallbackQuery != nil {
-				toast := "This question is already closed."
+				toast := b.msg.T("telegram.toast_closed")
 				if decided {
-					toast = "Got it."
+					toast = b.msg.T("telegram.toast_got_it")
 				}
 				b.ack(ctx, u.CallbackQuery.ID, toast)
 			}
@@ -72,9 +75,9 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 			if !decided {
 				continue
 			}
-			line := "❌ You said No."
+			line := b.msg.T("telegram.said_no")
 			if yes {
-				line = "✅ You said Yes."
+				line = b.msg.T("telegram.said_yes")
 			}
 			b.edit(ctx, sent.MessageID, text+"\n\n"+line)
 			b.log.Info("the user answered the confirmation", "action", action, "allowed", yes)
@@ -85,7 +88,7 @@ func (b *Bot) Confirm(ctx context.Context, explanation, action string) (bool, er
 
 // interpretConfirm reads one update for the confirmation qid asked in
 // message msgID.
-func interpretConfirm(qid string, msgID int, u tgbotapi.Update) (yes, decided bool, say string) {
+func interpretConfirm(m messages.Catalog, qid string, msgID int, u tgbotapi.Update) (yes, decided bool, say string) {
 	if cq := u.CallbackQuery; cq != nil {
 		act, _, ok := ownCallback(qid, msgID, cq)
 		switch {
@@ -97,30 +100,27 @@ func interpretConfirm(qid string, msgID int, u tgbotapi.Update) (yes, decided bo
 		return false, false, ""
 	}
 	if u.EditedMessage != nil {
-		return false, false, editedHint
+		return false, false, editedHint(m)
 	}
 	if u.Message == nil {
 		return false, false, ""
 	}
-	switch strings.ToLower(strings.Trim(strings.TrimSpace(u.Message.Text), ".!")) {
-	case "yes", "y", "ok", "allow":
-		return true, true, ""
-	case "no", "n", "stop", "deny":
-		return false, true, ""
+	if yes, ok := choice.ParseYesNo(u.Message.Text); ok {
+		return yes, true, ""
 	}
-	return false, false, "Please answer Yes or No."
+	return false, false, m.T("telegram.yes_or_no")
 }
 
-func confirmText(explanation, action string) string {
+func confirmText(m messages.Catalog, explanation, action string) string {
 	var sb strings.Builder
-	sb.WriteString("⚠️ Safety check\n\n")
+	sb.WriteString(m.T("question.safety_title") + "\n\n")
 	if a := oneLine(action, 300); a != "" {
-		fmt.Fprintf(&sb, "The shopping agent wants to: %s\n\n", a)
+		sb.WriteString(m.T("question.safety_action", "action", a) + "\n\n")
 	}
 	if e := strings.TrimSpace(explanation); e != "" {
-		fmt.Fprintf(&sb, "Why it asks: %s\n\n", truncate(e, maxContextRunes))
+		sb.WriteString(m.T("question.safety_why", "why", truncate(e, maxContextRunes)) + "\n\n")
 	}
-	sb.WriteString("Allow it?")
+	sb.WriteString(m.T("question.safety_allow"))
 	return sb.String()
 }
 
@@ -152,7 +152,7 @@ func (b *Bot) Ping(ctx context.Context, wait time.Duration) (PingResult, error) 
 	c := b.begin()
 	defer b.end(c)
 	start := time.Now()
-	text := fmt.Sprintf("👋 Test message from gemini-supply. Reply with anything (or press the button) within %s so I know I can hear you.", human(wait))
+	text := fmt.Sprintf("👋 Test message from gemini-supply. Reply with anything (or press the button) within %s so I know I can hear you.", human(messages.Catalog{}, wait))
 	msg := tgbotapi.NewMessage(b.chatID, text)
 	msg.ReplyMarkup = tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(
 		tgbotapi.NewInlineKeyboardButtonData("👍 Got it", cbData(c.id, actPing)),
@@ -172,7 +172,7 @@ func (b *Bot) Ping(ctx context.Context, wait time.Duration) (PingResult, error) 
 		case <-timer.C:
 			res := PingResult{IgnoredChats: b.ignoredSince(start)}
 			b.edit(ctx, sent.MessageID, text+"\n\n⏱ No reply arrived.")
-			err := fmt.Errorf("telegram: %w within %s in chat %d", ErrNoReply, human(wait), b.chatID)
+			err := fmt.Errorf("telegram: %w within %s in chat %d", ErrNoReply, human(messages.Catalog{}, wait), b.chatID)
 			if len(res.IgnoredChats) > 0 {
 				err = fmt.Errorf("%w; messages did arrive from chat(s) %v — if that is you, set telegram_chat_id to it", err, res.IgnoredChats)
 			}
@@ -243,7 +243,7 @@ func DiscoverChat(ctx context.Context, o Options, wait time.Duration) (Chat, err
 	case c := <-found:
 		return c, nil
 	case <-timer.C:
-		return Chat{}, fmt.Errorf("telegram: %w within %s: send any message to @%s and try again", ErrNoReply, human(wait), b.UserName())
+		return Chat{}, fmt.Errorf("telegram: %w within %s: send any message to @%s and try again", ErrNoReply, human(messages.Catalog{}, wait), b.UserName())
 	case <-ctx.Done():
 		return Chat{}, fmt.Errorf("telegram: waiting for a message: %w", ctx.Err())
 	}

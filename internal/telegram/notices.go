@@ -3,12 +3,12 @@ package telegram
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
@@ -63,8 +63,8 @@ func (b *Bot) Follow(ctx context.Context, bus *runstatus.Bus) {
 func (b *Bot) notice(e runstatus.Event) {
 	var err error
 	if e.Kind == runstatus.KindRunFinished && e.Summary != nil {
-		err = b.NotifyMarkdown(b.life, e.Summary.Markdown())
-	} else if text := noticeText(e); text != "" {
+		err = b.NotifyMarkdown(b.life, e.Summary.MarkdownIn(b.msg))
+	} else if text := noticeText(b.msg, e); text != "" {
 		err = b.Notify(b.life, text)
 	}
 	if err != nil {
@@ -95,29 +95,29 @@ func (b *Bot) NotifyMarkdown(ctx context.Context, md string) error {
 }
 
 // noticeText is the message for an event ("" = none).
-func noticeText(e runstatus.Event) string {
+func noticeText(m messages.Catalog, e runstatus.Event) string {
 	switch e.Kind {
 	case runstatus.KindRunStarted:
-		return fmt.Sprintf("🛒 Shopping run started: %s.", plural(e.Progress.Total, "item"))
+		return m.T("telegram.run_started", "items", plural(m, e.Progress.Total, "common.items"))
 	case runstatus.KindWaitingForUser:
 		item := ""
 		if e.Item != nil {
 			item = e.Item.ItemName
 		}
 		if item == "" {
-			return "⏳ Waiting for your input."
+			return m.T("telegram.waiting")
 		}
-		return fmt.Sprintf("⏳ Waiting for your input about: %s", item)
+		return m.T("telegram.waiting_item", "item", item)
 	case runstatus.KindRunFinished:
 		p := e.Progress // with a Summary, notice sends Summary.Markdown instead
-		return fmt.Sprintf("🧾 Shopping run finished: %d added, %d not found, %d failed (of %d).", p.Added, p.NotFound, p.Failed, p.Total)
+		return m.T("telegram.run_finished", "added", p.Added, "not_found", p.NotFound, "failed", p.Failed, "total", p.Total)
 	case runstatus.KindStateChanged:
 		if e.State == runstatus.StateFailed {
 			msg := strings.TrimSpace(e.Message)
 			if msg == "" {
-				msg = "no reason given"
+				msg = m.T("telegram.no_reason")
 			}
-			return "❌ Shopping run failed: " + msg
+			return m.T("telegram.run_failed", "reason", msg)
 		}
 	}
 	return ""

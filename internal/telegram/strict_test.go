@@ -29,9 +29,9 @@ func TestNumbersThatAreNotOptionsAreAskedAgain(t *testing.T) {
 	h := newHarness(t)
 	res := async(func() (choice.Answer, error) { return h.bot.Choose(h.ctx(), milkQuestion()) })
 	h.waitText("Shopping for: milk")
-	for i, reply := range []string{"99999999999999999999999", "1.5", "-2", "0", "6", "2.0", "1e3", "#1,5"} {
+	for i, reply := range []string{"99999999999999999999999", "1.5", "-2", "0", "7", "2.0", "1e3", "#1,5"} {
 		h.fake.SendText(testChat, reply)
-		h.waitNth("Please choose 1–5", i+1)
+		h.waitNth("Please choose 1–6", i+1)
 	}
 	h.fake.SendText(testChat, "2")
 	a, err := await(t, res)

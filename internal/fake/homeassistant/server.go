@@ -217,6 +217,7 @@ type Server struct {
 	// restart model
 	down           bool   // refusing connections (Home Assistant stopped)
 	coreState      string // get_config "state"
+	language       string // get_config "language"
 	entitiesLoaded bool   // the todo entities are set up
 	restarts       int
 }
@@ -236,6 +237,7 @@ func Start(opts Options) (*Server, error) {
 		mobileApps:      map[string]*mobileApp{},
 		conns:           map[*conn]struct{}{},
 		coreState:       CoreRunning,
+		language:        "en",
 		entitiesLoaded:  true,
 	}
 	mux := http.NewServeMux()
@@ -624,6 +626,13 @@ func (s *Server) SetEntitiesLoaded(loaded bool) {
 	}
 }
 
+// SetLanguage sets the language get_config reports (default "en").
+func (s *Server) SetLanguage(lang string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.language = lang
+}
+
 // CoreState is the core state get_config reports ("" while down: nothing answers).
 func (s *Server) CoreState() string {
 	s.mu.Lock()
@@ -953,7 +962,7 @@ func (c *conn) handle(m map[string]any) bool {
 			"location_name": "Home", "time_zone": "America/Toronto", "version": Version,
 			"state": s.coreState, "components": []string{"todo", "persistent_notification", "websocket_api"},
 			"unit_system": map[string]any{"length": "km", "temperature": "°C"}, "currency": "CAD",
-			"recovery_mode": false, "safe_mode": false,
+			"recovery_mode": false, "safe_mode": false, "language": s.language, "country": "CA",
 		}
 		s.mu.Unlock()
 		c.enqueue([]any{resultMessage(id, cfg)})

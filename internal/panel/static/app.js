@@ -1,74 +1,228 @@
 // The panel's page: renders the run's snapshot and the agents' screens from
 // the event stream, sends Start (after a preview of the list), Retry failed,
 // Stop and answers, and reads past runs and remembered products. Every
-// address is relative to <base> (the ingress path behind Home Assistant).
+// address starts with BASE (the ingress path behind Home Assistant, else
+// "/"), from the page's meta tag: the CSP allows no <base> element. Every
+// text it shows comes from the catalogue (GET api/messages), in the
+// household's language; run ids, turns, tokens, costs and coordinates only
+// in the "Details" sections.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
+const BASE = document.querySelector('meta[name="gemini-supply-base"]').content;
+
+let TEXTS = {};
+let LANG = document.documentElement.lang || 'en';
+
+// t is the catalogue's text for key with its {placeholders} filled.
+function t(key, vars) {
+  const s = TEXTS[key] ?? key;
+  return s.replace(/\{(\w+)\}/g, (m, k) => (vars && k in vars ? String(vars[k]) : m));
+}
 
 function el(tag, props, ...children) {
   const e = document.createElement(tag);
   Object.assign(e, props || {});
-  e.append(...children.filter((c) => c !== null && c !== undefined));
+  e.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
   return e;
 }
 
-const outcomeWords = {
-  added: 'added', not_found: 'not found', failed: 'failed', duplicate: 'duplicate',
-  skipped: 'skipped', not_shopped: 'not shopped', in_progress: 'shopping…',
-};
+// icon is one of the page's Material Design Icons (the sprite in the page).
+function icon(name) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('class', 'icon');
+  svg.setAttribute('aria-hidden', 'true');
+  const use = document.createElementNS('http://www.w3.org/2000/svg', 'use');
+  use.setAttribute('href', `#i-${name}`);
+  svg.append(use);
+  return svg;
+}
 
-// --- requests ---------------------------------------------------------------
+function button(text, props, iconName) {
+  return el('button', { type: 'button', ...props }, iconName ? icon(iconName) : null, text);
+}
+
+// details is a collapsed "Details" section: what a household rarely needs.
+function details(...lines) {
+  const body = lines.filter(Boolean);
+  if (!body.length) return null;
+  return el('details', { className: 'more' }, el('summary', { textContent: t('details') }),
+    ...body.map((l) => el('div', { className: 'detail', textContent: l })));
+}
+
+const outcomeIcons = { added: 'check', not_found: 'help', failed: 'close', in_progress: 'timer' };
+const outcomeWord = (o) => t(`outcome_${o || 'in_progress'}`);
+
+function chip(text, kind, iconName) {
+  const c = el('span', { className: 'chip' }, iconName ? icon(iconName) : null, text);
+  if (kind) c.dataset.kind = kind;
+  return c;
+}
+
+// itemLabel is an item with its quantity: "milk ×2", but "2x milk" as
+// written (the list's own quantity is not said twice).
+function itemLabel(name, quantity) {
+  if (!(quantity > 1) || /^\s*\d+\s*[x×]|[x×]\s*\d+\s*$/i.test(name)) return name;
+  return `${name} ×${quantity}`;
+}
+
+// clean drops what the offline scripted model says for its tests
+// ("[scripted add …]") from a text a person reads.
+const clean = (s) => (s || '').replace(/\[scripted[^\]]*\]?/g, '').trim();
+
+// --- money and time -----------------------------------------------------------
+
+const money = (currency, digits) => new Intl.NumberFormat(`${LANG}-CA`, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmtCents = (c) => money('CAD', 2).format(c / 100);
+const fmtTime = (ts) => (ts ? new Date(ts).toLocaleString(LANG, { dateStyle: 'medium', timeStyle: 'short' }) : '');
+const fmtClock = (ts) => (ts ? new Date(ts).toLocaleTimeString(LANG, { hour: '2-digit', minute: '2-digit', second: '2-digit' }) : '');
+const fmtSeconds = (ms) => t('seconds', { n: Math.max(1, Math.round(ms / 1000)) });
+
+// fmtCost is the model's cost as money: to the cent, "under 1 ¢" below.
+function fmtCost(u) {
+  if (!u || u.cost_unknown) return t('cost_unknown');
+  const c = u.cost_usd || 0;
+  return c > 0 && c < 0.005 ? t('cost_under_cent') : money('USD', 2).format(c);
+}
+
+const fmtUsage = (u) => t('usage', { in: u.prompt_tokens || 0, out: u.output_tokens || 0, cost: fmtCost(u) });
+
+// --- the agent's actions in words ---------------------------------------------
+
+// describe says one of the agent's calls in words, without coordinates.
+function describe(c) {
+  const a = c.args || {};
+  switch (c.name) {
+    case 'open_web_browser': return t('act_open_browser');
+    case 'click_at': case 'click': case 'double_click': case 'triple_click':
+      return c.target ? t('act_click_on', { target: c.target }) : t('act_click');
+    case 'hover_at': case 'move': return c.target ? t('act_point_at', { target: c.target }) : t('act_point');
+    case 'type_text_at': case 'type':
+      return t(a.press_enter ? 'act_search' : 'act_type', { text: a.text || '' });
+    case 'key_combination': case 'press_key': case 'hotkey':
+      return t('act_key', { keys: Array.isArray(a.keys) ? a.keys.join('+') : (a.keys || a.key || '') });
+    case 'scroll_document': case 'scroll_at': case 'scroll': return t('act_scroll');
+    case 'go_back': return t('act_back');
+    case 'go_forward': return t('act_forward');
+    case 'search': return t('act_search_page');
+    case 'navigate': {
+      let q = '';
+      try { const u = new URL(a.url); q = u.searchParams.get('q') || u.searchParams.get('filter') || u.searchParams.get('text') || ''; } catch (e) { /* not a URL */ }
+      return q ? t('act_search', { text: q }) : t('act_open_page');
+    }
+    case 'drag_and_drop': return t('act_drag');
+    case 'wait': case 'wait_5_seconds': return t('act_wait');
+    case 'take_screenshot': return t('act_look');
+    case 'report_item_added': return t('act_added', { product: a.item_name || '' });
+    case 'report_item_not_found': return t('act_not_found');
+    case 'present_options': return t('act_ask');
+    case 'report_cart_changed': return t('act_cart_changed');
+    default: return t('act_other');
+  }
+}
+
+const describeAll = (calls) => (calls || []).map(describe).join(t('then'));
+
+// coordinates are where the agent clicked, for the details only.
+const coordinates = (calls) => (calls || []).filter((c) => c.args && 'x' in c.args)
+  .map((c) => `${c.name} (${c.args.x}, ${c.args.y})`).join(', ');
+
+// --- requests -------------------------------------------------------------------
 
 function showNotice(text) {
   $('notice').textContent = text;
   $('notice').hidden = !text;
 }
 
-// act sends a state-changing request, with the panel's header.
-async function act(path, body) {
+// act sends a state-changing request, with the panel's header; what the
+// server says goes to the notice (409 on Start: a run is going).
+async function act(path, body, conflict) {
   showNotice('');
   const headers = { 'X-Gemini-Supply': '1' };
   if (body) headers['Content-Type'] = 'application/json';
-  const r = await fetch(path, { method: 'POST', headers, body });
-  if (!r.ok) showNotice((await r.text()) || `${path}: ${r.status}`);
+  const r = await fetch(BASE + path, { method: 'POST', headers, body, keepalive: true });
+  if (!r.ok) showNotice(r.status === 409 && conflict ? conflict : ((await r.text()) || t('error_status', { status: r.status })));
   return r.ok;
 }
 
 async function getJSON(path) {
-  const r = await fetch(path, { cache: 'no-store' });
+  const r = await fetch(BASE + path, { cache: 'no-store' });
   if (!r.ok) {
-    const e = new Error((await r.text()) || `${path}: ${r.status}`);
+    const e = new Error((await r.text()) || t('error_status', { status: r.status }));
     e.status = r.status;
     throw e;
   }
   return r.json();
 }
 
-// --- the live run -----------------------------------------------------------
+// ask shows the confirmation dialog: resolves true when confirmed.
+function ask(text, ok) {
+  const d = $('confirm');
+  $('confirm-text').textContent = text;
+  $('confirm-ok').textContent = ok;
+  return new Promise((resolve) => {
+    const done = (v) => { d.close(); $('confirm-ok').onclick = null; $('confirm-cancel').onclick = null; resolve(v); };
+    $('confirm-ok').onclick = () => done(true);
+    $('confirm-cancel').onclick = () => done(false);
+    d.oncancel = () => resolve(false);
+    d.showModal();
+    $('confirm-cancel').focus();
+  });
+}
+
+// --- the live run -----------------------------------------------------------------
 
 let snapshot = null;
 let shownQuestions = '';
+let shownPack = '';
 const frames = new Map(); // item id → the latest frame event
+let frameSeq = 0;
 
 function busyState(s) {
   return s && s.state && !['idle', 'review_ready', 'failed', 'cancelled'].includes(s.state);
 }
 
+const stateKinds = { review_ready: 'good', failed: 'bad', cancelled: 'warn' };
+
 function render(s) {
   if (snapshot && snapshot.run_id !== s.run_id) frames.clear(); // a new run
   snapshot = s;
   const busy = busyState(s);
-  $('state').textContent = s.state ? `Run ${s.run_id || ''}: ${s.state.replace('_', ' ')}` : 'No run yet.';
+  const state = $('state');
+  state.textContent = s.state ? t(`state_${s.state}`) : t('no_run');
+  state.dataset.kind = stateKinds[s.state] || (busy ? 'busy' : '');
   $('progress').max = Math.max(1, s.progress.total || 0);
   $('progress').value = s.progress.done || 0;
-  $('counts').textContent = s.progress.total
-    ? `${s.progress.done} of ${s.progress.total} done — ${s.progress.added} added, ${s.progress.not_found} not found, ${s.progress.failed} failed`
+  const notShopped = (s.items || []).filter((it) => it.outcome === 'not_shopped').length;
+  const p = s.progress;
+  $('counts').replaceChildren(...(p.total ? [
+    el('span', { textContent: t('counts_done', { done: p.done, total: p.total }) }),
+    p.added ? chip(t('count_added', { n: p.added }), 'good', 'check') : null,
+    p.not_found ? chip(t('count_not_found', { n: p.not_found }), 'warn', 'help') : null,
+    p.failed ? chip(t('count_failed', { n: p.failed }), 'bad', 'close') : null,
+    notShopped ? chip(t('count_not_shopped', { n: notShopped })) : null,
+  ].filter(Boolean) : []));
+  // At the end: the cart link and what to look at before checking out.
+  const sum = !busy && s.summary;
+  $('end').hidden = !sum;
+  if (sum) {
+    const link = $('cart-link');
+    if (sum.cart_url && /^https:\/\//.test(sum.cart_url)) { link.href = sum.cart_url; link.hidden = false; } else link.hidden = true;
+    $('end-warnings').replaceChildren(...(sum.warnings || []).map((w) => el('li', { textContent: w })));
+  }
+  // The review pack: redrawn only when it changes (a half-typed quantity stays).
+  const pk = sum && s.pack;
+  const pkKey = pk ? `${pk.run_id}:${(pk.actions || []).length}:${s.actions}` : '';
+  if (pkKey !== shownPack) {
+    shownPack = pkKey;
+    $('pack').replaceChildren(...(pk ? [renderPack(pk, s.actions, () => {})] : []));
+  }
+  $('total').textContent = s.total_cents
+    ? t('total', { total: fmtCents(s.total_cents) }) + (s.total_unknown ? ` ${t('total_unknown', { n: s.total_unknown })}` : '')
     : '';
-  $('total').textContent = s.total
-    ? `Estimated cart total so far: ${s.total}${s.total_unknown ? ` (+ ${s.total_unknown} without a price)` : ''}`
-    : '';
-  $('message').textContent = s.message || '';
+  $('message').textContent = s.note || (s.state === 'failed' ? t('run_failed') : '');
+  $('run-details').hidden = !s.run_id;
+  $('run-details-body').textContent = [t('run_id', { id: s.run_id }), s.message].filter(Boolean).join(' · ');
   // Redraw questions only when they change, so a half-typed answer stays.
   const qs = s.questions || [];
   const key = qs.map((q) => q.id).join(',');
@@ -77,78 +231,211 @@ function render(s) {
     $('question-list').replaceChildren(...qs.map(renderQuestion));
     $('questions').hidden = qs.length === 0;
   }
-  $('start').disabled = busy;
-  $('retry').disabled = busy;
-  $('stop').disabled = !busy;
-  const activity = s.activity || {};
-  const asking = new Set(qs.filter((q) => q.kind === 'choice').map((q) => q.item));
-  $('items').replaceChildren(...s.items.map((it) => {
-    const li = el('li');
-    li.dataset.outcome = it.outcome || 'in_progress';
-    li.dataset.item = it.item_name;
-    const parts = [outcomeWords[it.outcome] || it.outcome || 'shopping…'];
-    if (it.product_name) parts.push(it.product_name);
-    if (it.price && it.price.Text) parts.push(it.price.Text);
-    if (it.turns) parts.push(`${it.turns} turns`);
-    if (it.replay) parts.push(it.replay);
-    if (it.explanation) parts.push(it.explanation);
-    const a = activity[it.item_id];
-    if (!it.outcome && asking.has(it.item_name)) parts.push('waiting for your answer');
-    else if (!it.outcome && a && a.action) parts.push(`turn ${a.turn}: ${a.action}`);
-    li.append(el('div', { className: 'name', textContent: it.item_name }), el('div', { className: 'detail', textContent: parts.join(' · ') }));
-    return li;
-  }));
+  // Start and Retry when no run is going, Stop while one is: never side
+  // by side.
+  for (const [id, off] of [['start', busy], ['retry', busy], ['stop', !busy]]) {
+    $(id).disabled = off;
+    $(id).hidden = off;
+  }
+  renderItems();
   renderTabs();
 }
 
-// renderTabs shows the latest screen of every item still being shopped.
+// activityText is what an item being shopped is doing now, in words.
+function activityText(it, asking) {
+  const a = (snapshot.activity || {})[it.item_id];
+  if (asking.has(it.item_name)) return t('waiting_answer');
+  if (a && a.quota_until) {
+    const left = new Date(a.quota_until) - Date.now();
+    if (left > 0) return t('waiting_quota', { seconds: Math.ceil(left / 1000) });
+  }
+  if (!a) return it.replay === 'remembered' ? t('replaying') : t('starting');
+  if (!a.turn) return t('opening_store');
+  return (a.calls && a.calls.length) ? describeAll(a.calls) : t('thinking');
+}
+
+function renderItems() {
+  const s = snapshot;
+  const asking = new Set((s.questions || []).filter((q) => q.kind === 'choice').map((q) => q.item));
+  $('items').replaceChildren(...s.items.map((it) => {
+    const li = el('li', { className: 'card item' });
+    const outcome = it.outcome || 'in_progress';
+    li.dataset.outcome = outcome;
+    li.dataset.item = it.item_name;
+    const head = el('div', { className: 'card-head' }, el('span', { className: 'name', textContent: itemLabel(it.item_name, it.quantity) }),
+      chip(outcomeWord(it.outcome), { added: 'good', not_found: 'warn', failed: 'bad', in_progress: 'busy' }[outcome], outcomeIcons[outcome]));
+    const lines = [];
+    if (it.product_name) lines.push(el('div', { className: 'product' }, it.product_name, it.price && it.price.Text ? el('span', { className: 'price', textContent: it.price.Text }) : null));
+    if (it.replay && it.outcome) lines.push(el('div', { className: 'detail', textContent: it.replay === 'replayed' ? t('replay_replayed') : it.replay.startsWith('replay fell back') ? t('replay_fell_back') : t('replay_agent') }));
+    if (clean(it.explanation)) lines.push(el('div', { className: 'detail', textContent: clean(it.explanation) }));
+    if (!it.outcome) {
+      const line = el('div', { className: 'activity', textContent: activityText(it, asking) });
+      lines.push(line);
+    }
+    li.append(head, ...lines);
+    return li;
+  }));
+}
+
+// A quota wait counts down on its card.
+setInterval(() => {
+  const a = snapshot && snapshot.activity;
+  if (a && Object.values(a).some((x) => x.quota_until && new Date(x.quota_until) > Date.now() - 1000)) renderItems();
+}, 1000);
+
+// --- the review pack ----------------------------------------------------------
+
+// renderPack shows a run's review pack: per item what was added, how sure
+// the run is and its warnings, with the actions on the cart (when canAct),
+// then the actions taken since the run. after runs when an action is done.
+function renderPack(pk, canAct, after) {
+  const box = el('div', { className: 'pack' }, el('h3', { textContent: t('pack_title') }));
+  const list = el('ul', { className: 'list' });
+  for (const it of pk.items || []) {
+    const li = el('li');
+    li.dataset.item = it.item_name;
+    li.dataset.outcome = it.outcome;
+    let what = outcomeWord(it.outcome);
+    if (it.outcome === 'added') {
+      what = `${it.quantity} × ${it.product_name || '?'}${it.price && it.price.Text ? ` · ${it.price.Text}` : ''}`;
+      let conf = it.confidence ? t(`confidence_${it.confidence}`) : '';
+      if (it.confidence === 'agent_chose' && it.matches > 1) conf = t('confidence_among', { n: it.matches });
+      if (conf) what += ` · ${conf}`;
+    }
+    li.append(el('div', { className: 'name', textContent: it.item_name }), el('div', { className: 'detail', textContent: what }));
+    if ((it.warnings || []).length) {
+      li.append(el('ul', { className: 'warnings' }, ...it.warnings.map((w) => {
+        const wl = el('li', {}, chip(t(`warn_${w.kind}`), 'warn'), ' ', el('span', { className: 'detail', textContent: w.message }));
+        wl.dataset.kind = w.kind;
+        return wl;
+      })));
+    }
+    if (canAct && it.outcome === 'added') li.append(packActions(pk, it, after));
+    list.append(li);
+  }
+  box.append(list);
+  if ((pk.actions || []).length) {
+    box.append(el('h3', { textContent: t('actions_title') }), el('ul', { className: 'actions-done' }, ...pk.actions.map((a) => {
+      const li = el('li', { textContent: `${fmtTime(a.at)} · ${actionText(a)}` });
+      li.dataset.action = a.action;
+      if (a.error) li.className = 'bad';
+      return li;
+    })));
+  }
+  return box;
+}
+
+function actionText(a) {
+  let s;
+  switch (a.action) {
+    case 'remove': s = t('action_removed', { product: a.product, before: a.before }); break;
+    case 'quantity': s = t('action_quantity', { product: a.product, before: a.before, after: a.after }); break;
+    case 'wrong_product': s = t('action_wrong', { item: a.item_name, product: a.product })
+      + (a.forgot ? t('action_forgot') : '') + (a.reshop ? t('action_reshop') : ''); break;
+    default: s = a.action;
+  }
+  return a.error ? t('action_failed', { action: s, error: a.error }) : s;
+}
+
+// packActions are an added item's buttons: Remove from cart, Change
+// quantity, Wrong product.
+function packActions(pk, it, after) {
+  const send = async (body, b) => {
+    b.disabled = true;
+    showNotice(t('cart_working', { item: it.item_name }));
+    const ok = await act('api/cart/action', JSON.stringify({ run_id: pk.run_id, item_id: it.item_id, ...body }));
+    b.disabled = false;
+    if (ok) showNotice('');
+    after();
+  };
+  const remove = button(t('remove_from_cart'), { className: 'secondary' });
+  remove.dataset.act = 'remove';
+  remove.addEventListener('click', () => send({ action: 'remove' }, remove));
+  const qty = el('input', { type: 'number', min: 1, max: 99, value: it.quantity || 1, ariaLabel: t('quantity_of', { item: it.item_name }) });
+  qty.className = 'qty';
+  const set = button(t('change_quantity'), { className: 'secondary' });
+  set.dataset.act = 'quantity';
+  set.addEventListener('click', () => send({ action: 'quantity', quantity: Number(qty.value) }, set));
+  const wrong = button(t('wrong_product'), { className: 'secondary', title: t('wrong_product_hint') });
+  wrong.dataset.act = 'wrong_product';
+  wrong.addEventListener('click', () => send({ action: 'wrong_product' }, wrong));
+  return el('div', { className: 'row' }, remove, qty, set, wrong);
+}
+
+// --- the agents' tabs -------------------------------------------------------
+
+// renderTabs shows the tab that changed last large, the others as
+// thumbnails; a tap enlarges any.
 function renderTabs() {
   const finished = new Set((snapshot ? snapshot.items : []).filter((it) => it.outcome).map((it) => it.item_id));
   for (const id of frames.keys()) if (finished.has(id)) frames.delete(id);
-  const figs = [...frames.values()].filter((f) => f.image).map((f) => {
-    const img = el('img', { src: f.image, alt: `The tab shopping ${f.item}, turn ${f.turn}` });
-    const cap = el('figcaption', {},
-      el('span', { className: 'name', textContent: f.item }),
-      el('span', { className: 'detail', textContent: ` — turn ${f.turn}: ${f.action || ''}` }),
-      f.url && !(f.action || '').includes(f.url) ? el('div', { className: 'detail url', textContent: f.url }) : null);
-    const fig = el('figure', {}, img, cap);
+  const shown = [...frames.values()].filter((f) => f.image).sort((a, b) => b.seq - a.seq);
+  const figs = shown.map((f, i) => {
+    const words = f.turn ? describeAll(f.calls) : t('opening_store');
+    const img = el('img', { src: f.image, alt: t('tab_alt', { item: f.item }) });
+    const fig = el('figure', { className: i === 0 ? 'main' : 'thumb', tabIndex: 0 }, img,
+      el('figcaption', {}, el('span', { className: 'name', textContent: f.item }), el('span', { className: 'detail', textContent: ` · ${words}` })));
     fig.dataset.item = f.item;
     fig.dataset.turn = f.turn;
+    fig.setAttribute('role', 'button');
+    fig.setAttribute('aria-label', t('zoom_tab', { item: f.item }));
+    const zoom = () => {
+      $('zoom-img').src = f.image;
+      $('zoom-img').alt = img.alt;
+      $('zoom-caption').textContent = `${f.item} · ${words}`;
+      $('zoom').showModal();
+    };
+    fig.addEventListener('click', zoom);
+    fig.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); zoom(); } });
     return fig;
   });
   $('tab-list').replaceChildren(...figs);
   $('tabs').hidden = figs.length === 0;
 }
+$('zoom-close').addEventListener('click', () => $('zoom').close());
+$('zoom').addEventListener('click', (e) => { if (e.target === $('zoom')) $('zoom').close(); });
+
+// --- questions ----------------------------------------------------------------
 
 function answer(id, body) {
   return act('api/answer', JSON.stringify({ id, ...body }));
 }
 
 // renderQuestion draws one waiting question with the same options as on
-// Telegram: the numbered products, Nothing, Something else with a text box;
+// Telegram: the numbered products (each with ⭐ to keep it), Nothing, Skip
+// this week, Something else with a text box;
 // or Allow / Deny for a safety check.
 function renderQuestion(q) {
-  const box = el('div', { className: 'question' });
+  const box = el('div', { className: 'question card' });
   box.dataset.question = q.id;
   const opts = el('div', { className: 'options' });
   if (q.kind === 'confirm') {
-    box.append(el('p', { textContent: `Safety check: ${q.explanation}` }), el('p', { className: 'detail', textContent: q.action }));
+    box.append(el('p', { textContent: t('safety_check', { explanation: q.explanation }) }), details(q.action));
     opts.append(
-      el('button', { type: 'button', textContent: 'Allow', onclick: () => answer(q.id, { answer: 'yes' }) }),
-      el('button', { type: 'button', textContent: 'Deny', onclick: () => answer(q.id, { answer: 'no' }) }));
+      button(t('allow'), { onclick: () => answer(q.id, { answer: 'yes' }) }),
+      button(t('deny'), { className: 'secondary', onclick: () => answer(q.id, { answer: 'no' }) }));
   } else {
-    box.append(el('p', { textContent: `Which one for “${q.item}”?` }));
+    box.append(el('p', { className: 'name' }, icon('help'), ' ', t('which_one', { item: q.item })));
     if (q.context) box.append(el('p', { className: 'detail', textContent: q.context }));
-    (q.options || []).forEach((o, i) => opts.append(el('button', {
-      type: 'button', textContent: `${i + 1}. ${o.name}${o.price ? ' — ' + o.price : ''}`,
-      onclick: () => answer(q.id, { answer: 'product', index: i }),
-    })));
-    opts.append(el('button', { type: 'button', textContent: 'Nothing', onclick: () => answer(q.id, { answer: 'nothing' }) }));
-    const text = el('input', { type: 'text', placeholder: 'Something else…', maxLength: 200 });
-    text.setAttribute('aria-label', 'Something else: what to look for instead');
-    const other = el('button', { type: 'button', textContent: 'Look for this', onclick: () => answer(q.id, { answer: 'custom', text: text.value }) });
+    (q.options || []).forEach((o, i) => {
+      const pick = el('div', { className: 'pick' });
+      pick.append(button(`${i + 1}. ${o.name}${o.price ? ' — ' + o.price : ''}`, {
+        className: 'option', onclick: () => answer(q.id, { answer: 'product', index: i }),
+      }));
+      const star = button(`${i + 1}`, { className: 'secondary star', onclick: () => answer(q.id, { answer: 'product', index: i, remember: true }) }, 'star');
+      star.setAttribute('aria-label', t('choose_keep', { n: i + 1, item: q.item }));
+      star.title = t('choose_keep', { n: i + 1, item: q.item });
+      pick.append(star);
+      opts.append(pick);
+    });
+    const more = el('div', { className: 'row' },
+      button(t('nothing'), { className: 'secondary', onclick: () => answer(q.id, { answer: 'nothing' }) }),
+      button(t('skip_week'), { className: 'secondary', onclick: () => answer(q.id, { answer: 'skip' }) }));
+    const text = el('input', { type: 'text', placeholder: t('something_else_placeholder'), maxLength: 200 });
+    text.setAttribute('aria-label', t('something_else_label'));
+    const other = button(t('look_for_this'), { onclick: () => answer(q.id, { answer: 'custom', text: text.value }) });
     text.addEventListener('keydown', (e) => { if (e.key === 'Enter') other.click(); });
-    opts.append(text, other);
+    opts.append(more, el('div', { className: 'row' }, text, other));
   }
   box.append(opts);
   return box;
@@ -160,43 +447,229 @@ let pendingStart = null; // the body of the start the preview leads to
 
 async function startWithPreview(retry) {
   showNotice('');
+  const body = retry ? JSON.stringify({ retry_tagged: true }) : undefined;
   let plan;
   try {
     plan = await getJSON(retry ? 'api/preview?retry=1' : 'api/preview');
   } catch (e) {
     if (e.status === 404) { // no preview here: start at once
-      act('api/start', retry ? JSON.stringify({ retry_tagged: true }) : undefined);
+      act('api/start', body, t('busy'));
       return;
     }
     showNotice(e.message);
     return;
   }
-  pendingStart = retry ? JSON.stringify({ retry_tagged: true }) : '';
+  pendingStart = body || '';
   const n = plan.to_shop.length;
-  $('preview-title').textContent = retry ? 'Retry failed items' : 'Start a run';
-  $('preview-text').textContent = n ? `The run would shop ${n} ${n === 1 ? 'item' : 'items'}:` : 'Nothing to shop: the list has no open item.';
+  $('preview-title').textContent = retry ? t('preview_retry') : t('preview_start');
+  $('preview-text').textContent = n ? t(n === 1 ? 'preview_one' : 'preview_many', { n }) : t('preview_none');
   $('preview-list').replaceChildren(...plan.to_shop.map((it) =>
-    el('li', { textContent: `${it.quantity} × ${it.product}${it.tags && it.tags.length ? '  ' + it.tags.join(' ') : ''}` })));
+    el('li', { textContent: `${itemLabel(it.product, it.quantity)}${it.tags && it.tags.length ? '  ' + it.tags.join(' ') : ''}` })));
   const skipped = [];
-  if (plan.tagged.length) skipped.push(`${plan.tagged.length} tagged #404/#failed by an earlier run (Retry failed shops them)`);
-  if (plan.duplicates.length) skipped.push(`${plan.duplicates.length} duplicate${plan.duplicates.length === 1 ? '' : 's'}`);
-  if (plan.unnamed.length) skipped.push(`${plan.unnamed.length} with nothing to search for`);
-  if (plan.completed) skipped.push(`${plan.completed} already completed`);
-  $('preview-skipped').textContent = skipped.length ? `Skipped: ${skipped.join('; ')}.` : '';
+  if (plan.tagged.length) skipped.push(t('skipped_tagged', { n: plan.tagged.length }));
+  if (plan.duplicates.length) skipped.push(t('skipped_duplicates', { n: plan.duplicates.length }));
+  if (plan.unnamed.length) skipped.push(t('skipped_unnamed', { n: plan.unnamed.length }));
+  if (plan.too_long && plan.too_long.length) skipped.push(t('skipped_too_long', { n: plan.too_long.length }));
+  if (plan.completed) skipped.push(t('skipped_completed', { n: plan.completed }));
+  $('preview-skipped').textContent = skipped.length ? t('skipped', { list: skipped.join('; ') }) : '';
   $('preview-go').disabled = n === 0;
   $('preview').hidden = false;
   (n ? $('preview-go') : $('preview-cancel')).focus();
 }
 
-$('start').addEventListener('click', () => startWithPreview(false));
-$('retry').addEventListener('click', () => startWithPreview(true));
-$('preview-go').addEventListener('click', async () => {
-  $('preview').hidden = true;
-  await act('api/start', pendingStart || undefined);
+// --- remembered products ----------------------------------------------------
+
+// A forgotten product is sent after a moment, so Undo can take it back;
+// any other look at the products sends it first.
+let pendingForget = null;
+
+async function flushForget() {
+  const f = pendingForget;
+  if (!f) return;
+  pendingForget = null;
+  clearTimeout(f.timer);
+  $('snackbar').hidden = true;
+  await act('api/products/forget', JSON.stringify({ key: f.key }));
+}
+
+function forgetLater(key) {
+  flushForget();
+  pendingForget = { key, timer: setTimeout(() => { flushForget().then(loadProducts); }, 8000) };
+  $('snackbar-text').textContent = t('forgotten', { item: key });
+  $('snackbar').hidden = false;
+}
+
+$('snackbar-undo').addEventListener('click', () => {
+  if (pendingForget) clearTimeout(pendingForget.timer);
+  pendingForget = null;
+  $('snackbar').hidden = true;
+  loadProducts();
 });
-$('preview-cancel').addEventListener('click', () => { $('preview').hidden = true; });
-$('preview').addEventListener('keydown', (e) => { if (e.key === 'Escape') $('preview-cancel').click(); });
-$('stop').addEventListener('click', () => act('api/stop'));
+window.addEventListener('pagehide', () => { flushForget(); });
+
+async function loadProducts() {
+  await flushForget();
+  let list;
+  try {
+    list = await getJSON('api/products');
+  } catch (e) {
+    showNotice(e.message);
+    return;
+  }
+  $('products').replaceChildren(...(list.length ? list.map((p) => {
+    const forget = button(t('forget'), { className: 'secondary danger' }, 'delete');
+    forget.dataset.act = 'forget';
+    forget.setAttribute('aria-label', t('forget_label', { item: p.key }));
+    const li = el('li', { className: 'card' });
+    forget.addEventListener('click', async () => {
+      if (!await ask(t('forget_confirm', { item: p.key }), t('forget'))) return;
+      li.remove();
+      forgetLater(p.key);
+    });
+    const parts = [el('div', { className: 'name' }, p.pinned ? icon('star') : null, p.key),
+      el('div', { className: 'detail', textContent: p.name
+        ? [p.name, p.size, p.price, p.times_chosen ? t('times_chosen', { n: p.times_chosen }) : '', t('last_seen', { when: fmtTime(p.last_seen) })].filter(Boolean).join(' · ')
+        : t('no_product_yet') })];
+    const s = p.substitute;
+    if (s) {
+      // A substitute is bought for one run only; ⭐ makes it the item's own.
+      const sub = el('div', { className: 'detail substitute', textContent: t('substitute', { what: [s.name, s.price, s.by_household ? t('your_choice') : t('agents_choice'), s.in_a_row > 1 ? t('in_a_row', { n: s.in_a_row }) : '', t('last_seen', { when: fmtTime(s.last_seen) })].filter(Boolean).join(' · ') }) });
+      const pin = button(t('keep_this'), { className: 'secondary' }, 'star');
+      pin.dataset.act = 'pin';
+      pin.setAttribute('aria-label', t('keep_this_label', { item: p.key }));
+      pin.addEventListener('click', async () => {
+        if (await act('api/products/pin', JSON.stringify({ key: p.key }))) loadProducts();
+      });
+      parts.push(sub, pin);
+    }
+    // The household's rules for the item (the list's #nosub, #ask and
+    // #anybrand tags add theirs).
+    const policy = { ...(p.policy || {}) };
+    const rules = el('div', { className: 'detail policy' });
+    ['no_substitute', 'always_ask', 'any_brand'].forEach((k) => {
+      const box = el('input', { type: 'checkbox', checked: !!policy[k] });
+      box.dataset.policy = k;
+      box.addEventListener('change', async () => {
+        policy[k] = box.checked;
+        if (!await act('api/products/policy', JSON.stringify({ key: p.key, policy }))) box.checked = !box.checked;
+      });
+      rules.append(el('label', {}, box, ` ${t(`policy_${k}`)} `));
+    });
+    parts.push(rules, el('div', { className: 'card-actions' }, forget));
+    li.append(...parts);
+    li.dataset.product = p.key;
+    if (p.pinned) li.dataset.pinned = 'true';
+    return li;
+  }) : [el('li', { className: 'detail', textContent: t('no_products') })]));
+}
+
+// --- history ----------------------------------------------------------------
+
+function countsText(r) {
+  return [t('run_items', { n: r.items }), t('count_added', { n: r.added }), r.not_found ? t('count_not_found', { n: r.not_found }) : '',
+    r.failed ? t('count_failed', { n: r.failed }) : '', r.not_shopped ? t('count_not_shopped', { n: r.not_shopped }) : ''].filter(Boolean).join(' · ');
+}
+
+async function loadRuns() {
+  try {
+    const runs = await getJSON('api/runs');
+    $('runs').replaceChildren(...(runs.length ? runs.map((r) => {
+      const b = button(fmtTime(r.started_at), { className: 'link' });
+      b.addEventListener('click', () => loadRun(r.id));
+      const li = el('li', { className: 'card' }, el('div', { className: 'card-head' }, b, chip(t(`state_${r.state}`), stateKinds[r.state])),
+        el('div', { className: 'detail', textContent: countsText(r) }));
+      li.dataset.run = r.id;
+      return li;
+    }) : [el('li', { className: 'detail', textContent: t('no_run') })]));
+  } catch (e) {
+    showNotice(e.message);
+  }
+}
+
+async function loadRun(id) {
+  let d;
+  try {
+    d = await getJSON(`api/runs/${encodeURIComponent(id)}`);
+  } catch (e) {
+    showNotice(e.message);
+    return;
+  }
+  $('run-detail-title').textContent = t('run_of', { when: fmtTime(d.started_at) });
+  const body = [el('p', {}, chip(t(`state_${d.state}`), stateKinds[d.state]), ' ', countsText(d))];
+  if (d.error) body.push(el('p', { className: 'bad', textContent: t('run_failed') }));
+  body.push(el('h3', { textContent: t('cart_review') }));
+  body.push(el('ul', {}, ...(d.changes.length ? d.changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: t('no_change') })])));
+  if (d.warnings.length) body.push(el('ul', { className: 'warnings' }, ...d.warnings.map((w) => el('li', { textContent: w }))));
+  if (d.cart_url) body.push(el('p', {}, el('a', { href: d.cart_url, target: '_blank', rel: 'noopener noreferrer' }, icon('open'), t('open_cart'))));
+  if (d.pack) body.push(renderPack(d.pack, snapshot && snapshot.actions, () => loadRun(id)));
+  body.push(el('h3', { textContent: t('items_title') }));
+  const items = el('ul', { className: 'list run-items' });
+  for (const it of d.items_detail) {
+    const r = it.result || {};
+    const li = el('li', {}, el('div', { className: 'name', textContent: itemLabel(it.name, it.quantity) }),
+      el('div', { className: 'detail', textContent: [outcomeWord(r.outcome || 'in_progress'), r.product_name, r.price && r.price.Text, clean(r.explanation)].filter(Boolean).join(' · ') }));
+    li.dataset.item = it.name;
+    const more = [];
+    it.attempts.forEach((a, i) => {
+      const line = el('div', { className: 'detail', textContent: `${t('attempt', { n: i + 1, query: a.query })} · ${fmtSeconds(a.duration_ms)} ` });
+      if (a.trace) {
+        const b = button(t('show_trace'), { className: 'link' });
+        b.addEventListener('click', () => loadTrace(d.id, a.trace, t('trace_title', { item: it.name, n: i + 1 })));
+        line.append(b);
+      }
+      li.append(line);
+      more.push(`${t('attempt', { n: i + 1, query: a.query })}: ${t('turns', { n: a.turns })} · ${fmtUsage(a.usage)}${a.reason ? ' · ' + a.reason : ''}${a.error ? ' · ' + a.error : ''}`);
+    });
+    li.append(details(...more));
+    items.append(li);
+  }
+  body.push(items);
+  body.push(details(t('run_id', { id: d.id }), [d.store, d.model].filter(Boolean).join(' · '), fmtUsage(d.usage), d.error));
+  $('run-body').replaceChildren(...body.filter(Boolean));
+  $('run-detail').hidden = false;
+  $('trace').hidden = true;
+  $('run-detail').scrollIntoView();
+}
+
+const endWords = (e) => ({ report_item_added: t('end_added'), report_item_not_found: t('end_not_found'), present_options: t('end_asked') }[e.tool]
+  || (e.error ? t('end_error') : t('end_other')));
+
+async function loadTrace(id, trace, title) {
+  let tr;
+  try {
+    tr = await getJSON(`api/runs/${encodeURIComponent(id)}/traces/${encodeURIComponent(trace)}`);
+  } catch (e) {
+    showNotice(e.message);
+    return;
+  }
+  const base = `${BASE}api/runs/${encodeURIComponent(id)}/traces/${encodeURIComponent(trace)}/`;
+  $('trace-title').textContent = title;
+  const shot = (name, alt) => (name ? el('img', { src: base + encodeURIComponent(name), alt, loading: 'lazy' }) : null);
+  const prompt = el('details', { className: 'more' }, el('summary', { textContent: t('trace_prompt') }), el('p', { className: 'detail goal', textContent: tr.goal }));
+  const body = [prompt];
+  const turns = el('ol', { className: 'turns' });
+  // The first screen of a tab that had opened nothing yet is blank: not shown.
+  const blank = !tr.url || tr.url.startsWith('about:');
+  turns.append(el('li', {}, el('div', { className: 'name', textContent: t('trace_start') }), blank ? null : shot(tr.screenshot, t('first_screen')), details(tr.url)));
+  for (const s of tr.turns) {
+    const said = clean((s.text || []).join(' '));
+    const step = el('li', {},
+      el('div', { className: 'name' }, el('time', { className: 'clock', textContent: fmtClock(s.started) }), ' ', describeAll(s.calls) || t('thinking')),
+      said ? el('div', { className: 'said', textContent: `“${said}”` }) : null,
+      shot(s.screenshot, t('screen_after', { n: s.turn })),
+      details(t('step', { n: s.turn }), coordinates(s.calls), t('model_time', { ms: s.model_ms }), t('usage_tokens', { in: s.prompt_tokens, out: s.output_tokens }), s.url));
+    step.dataset.turn = s.turn;
+    turns.append(step);
+  }
+  body.push(turns);
+  if (tr.end) {
+    body.push(el('p', { className: 'name', textContent: `${endWords(tr.end)} · ${fmtSeconds(tr.end.duration_ms)}` }),
+      details(tr.end.tool || tr.end.reason, t('turns', { n: tr.end.turns }), fmtUsage(tr.end.usage), tr.end.error));
+  }
+  $('trace-body').replaceChildren(...body.filter(Boolean));
+  $('trace').hidden = false;
+  $('trace').scrollIntoView();
+}
 
 // --- views ------------------------------------------------------------------
 
@@ -212,149 +685,44 @@ function select(name) {
   if (views[name]) views[name]();
 }
 
-for (const name of Object.keys(views)) {
-  $(`tab-${name}`).addEventListener('click', () => select(name));
-}
-select('live');
-// Arrow keys move between the tabs (the tablist pattern).
-document.querySelector('nav').addEventListener('keydown', (e) => {
-  const names = Object.keys(views);
-  const i = names.findIndex((n) => $(`tab-${n}`) === document.activeElement);
-  if (i < 0 || (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft')) return;
-  const next = names[(i + (e.key === 'ArrowRight' ? 1 : names.length - 1)) % names.length];
-  select(next);
-  $(`tab-${next}`).focus();
-});
-
-// --- history ----------------------------------------------------------------
-
-const fmtTime = (t) => (t ? new Date(t).toLocaleString() : '');
-const fmtCost = (u) => (u.cost_unknown ? 'cost unknown' : `$${(u.cost_usd || 0).toFixed(4)}`);
-const fmtTokens = (u) => `${u.prompt_tokens || 0} in / ${u.output_tokens || 0} out tokens`;
-
-async function loadRuns() {
-  try {
-    const runs = await getJSON('api/runs');
-    $('runs').replaceChildren(...(runs.length ? runs.map((r) => {
-      const b = el('button', { type: 'button', className: 'link', textContent: `${fmtTime(r.started_at)} — ${r.state.replace('_', ' ')}` });
-      b.addEventListener('click', () => loadRun(r.id));
-      const li = el('li', {}, b, el('div', { className: 'detail', textContent:
-        `${r.items} items: ${r.added} added, ${r.not_found} not found, ${r.failed} failed · ${r.source || ''} · ${fmtCost(r.usage)}` }));
-      li.dataset.run = r.id;
-      return li;
-    }) : [el('li', { className: 'detail', textContent: 'No run yet.' })]));
-  } catch (e) {
-    showNotice(e.message);
-  }
-}
-
-async function loadRun(id) {
-  let d;
-  try {
-    d = await getJSON(`api/runs/${encodeURIComponent(id)}`);
-  } catch (e) {
-    showNotice(e.message);
-    return;
-  }
-  $('run-detail-title').textContent = `Run ${d.id}`;
-  const body = [el('p', { textContent:
-    `${fmtTime(d.started_at)} · ${d.state.replace('_', ' ')} · ${d.store || ''} · ${d.model || ''} · ${fmtTokens(d.usage)} · ${fmtCost(d.usage)}` })];
-  if (d.error) body.push(el('p', { className: 'bad', textContent: d.error }));
-  body.push(el('h3', { textContent: 'Cart review' }));
-  body.push(el('ul', {}, ...(d.changes.length ? d.changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: 'No change recorded.' })])));
-  if (d.warnings.length) body.push(el('ul', { className: 'warnings' }, ...d.warnings.map((w) => el('li', { textContent: w }))));
-  if (d.cart_url) body.push(el('p', {}, el('a', { href: d.cart_url, target: '_blank', rel: 'noopener noreferrer', textContent: 'Open the cart' })));
-  body.push(el('h3', { textContent: 'Items' }));
-  const items = el('ul', { className: 'list' });
-  for (const it of d.items_detail) {
-    const r = it.result || {};
-    const li = el('li', {}, el('div', { className: 'name', textContent: `${it.quantity} × ${it.name}` }),
-      el('div', { className: 'detail', textContent: [outcomeWords[r.outcome] || it.status, r.product_name, r.price && r.price.Text, r.explanation].filter(Boolean).join(' · ') }));
-    li.dataset.item = it.name;
-    it.attempts.forEach((a, i) => {
-      const line = el('div', { className: 'detail', textContent:
-        `Attempt ${i + 1}: “${a.query}” · ${a.turns} turns · ${(a.duration_ms / 1000).toFixed(1)} s · ${fmtTokens(a.usage)} · ${fmtCost(a.usage)}${a.reason ? ' · ' + a.reason : ''} ` });
-      if (a.trace) {
-        const b = el('button', { type: 'button', className: 'link', textContent: 'Show the trace' });
-        b.addEventListener('click', () => loadTrace(d.id, a.trace, `${it.name}, attempt ${i + 1}`));
-        line.append(b);
-      }
-      li.append(line);
-    });
-    items.append(li);
-  }
-  body.push(items);
-  $('run-body').replaceChildren(...body);
-  $('run-detail').hidden = false;
-  $('trace').hidden = true;
-  $('run-detail').scrollIntoView();
-}
-
-async function loadTrace(id, trace, title) {
-  let tr;
-  try {
-    tr = await getJSON(`api/runs/${encodeURIComponent(id)}/traces/${encodeURIComponent(trace)}`);
-  } catch (e) {
-    showNotice(e.message);
-    return;
-  }
-  const base = `api/runs/${encodeURIComponent(id)}/traces/${encodeURIComponent(trace)}/`;
-  $('trace-title').textContent = `Trace: ${title}`;
-  const shot = (name, alt) => (name ? el('img', { src: base + encodeURIComponent(name), alt, loading: 'lazy' }) : null);
-  const body = [el('p', { className: 'detail goal', textContent: tr.goal })];
-  const turns = el('ol', { className: 'turns' });
-  turns.append(el('li', {}, el('div', { className: 'name', textContent: 'Start' }), el('div', { className: 'detail', textContent: tr.url || '' }), shot(tr.screenshot, 'The first screen')));
-  for (const t of tr.turns) {
-    turns.append(el('li', {},
-      el('div', { className: 'name', textContent: `Turn ${t.turn}: ${t.actions.join(', then ') || '—'}` }),
-      t.text && t.text.length ? el('div', { className: 'said', textContent: `“${t.text.join(' ')}”` }) : null,
-      el('div', { className: 'detail', textContent: `model ${t.model_ms} ms · ${t.prompt_tokens} in / ${t.output_tokens} out tokens${t.url ? ' · ' + t.url : ''}` }),
-      shot(t.screenshot, `The screen after turn ${t.turn}`)));
-  }
-  body.push(turns);
-  if (tr.end) {
-    body.push(el('p', { textContent: `Ended by ${tr.end.tool || tr.end.reason || 'the run'} after ${tr.end.turns} turns, ${(tr.end.duration_ms / 1000).toFixed(1)} s · ${fmtTokens(tr.end.usage)} · ${fmtCost(tr.end.usage)}${tr.end.error ? ' · ' + tr.end.error : ''}` }));
-  }
-  $('trace-body').replaceChildren(...body);
-  $('trace').hidden = false;
-  $('trace').scrollIntoView();
-}
-
-// --- remembered products ----------------------------------------------------
-
-async function loadProducts() {
-  let list;
-  try {
-    list = await getJSON('api/products');
-  } catch (e) {
-    showNotice(e.message);
-    return;
-  }
-  $('products').replaceChildren(...(list.length ? list.map((p) => {
-    const forget = el('button', { type: 'button', className: 'secondary', textContent: 'Forget' });
-    forget.setAttribute('aria-label', `Forget the product for ${p.key}`);
-    forget.addEventListener('click', async () => {
-      if (await act('api/products/forget', JSON.stringify({ key: p.key }))) loadProducts();
-    });
-    const li = el('li', {}, el('div', { className: 'name', textContent: `${p.pinned ? '★ ' : ''}${p.key}` }),
-      el('div', { className: 'detail', textContent: [p.name, p.size, p.price, p.times_chosen ? `chosen ${p.times_chosen}×` : '', `last ${fmtTime(p.last_seen)}`].filter(Boolean).join(' · ') }),
-      forget);
-    li.dataset.product = p.key;
-    return li;
-  }) : [el('li', { className: 'detail', textContent: 'No product is remembered yet.' })]));
-}
-
 // --- Home Assistant's theme ---------------------------------------------------
 
 // Behind ingress the page is served from Home Assistant's own origin inside
 // its frontend, so it can read the theme variables the frontend sets on its
-// document (dark mode, custom themes) and follow them as they change.
-// Elsewhere, or when the parent cannot be read, the system's light or dark
-// preference applies (app.css).
+// document (dark mode, custom themes) and follow them as they change. Each
+// of ours takes the first of Home Assistant's that is set. Elsewhere, or
+// when the parent cannot be read, the system's light or dark preference
+// applies (app.css).
 const themeVars = {
-  '--bg': '--primary-background-color', '--fg': '--primary-text-color', '--card': '--card-background-color',
-  '--muted': '--secondary-text-color', '--accent': '--primary-color',
+  '--bg': ['--primary-background-color'],
+  '--bg2': ['--secondary-background-color'],
+  '--fg': ['--primary-text-color'],
+  '--muted': ['--secondary-text-color'],
+  '--disabled': ['--disabled-text-color'],
+  '--card': ['--ha-card-background', '--card-background-color'],
+  '--accent': ['--primary-color'],
+  '--on-accent': ['--text-primary-color'],
+  '--bad': ['--error-color'],
+  '--good': ['--success-color'],
+  '--warn': ['--warning-color'],
+  '--info': ['--info-color'],
+  '--divider': ['--divider-color'],
+  '--radius': ['--ha-card-border-radius'],
+  '--shadow': ['--ha-card-box-shadow'],
+  '--font': ['--ha-font-family-body', '--mdc-typography-font-family', '--paper-font-body1_-_font-family'],
+  '--bar': ['--app-header-background-color'],
+  '--on-bar': ['--app-header-text-color'],
 };
+
+// luminance is a CSS colour's brightness, 0 (black) to 1 (white).
+function luminance(color) {
+  const probe = el('span', { hidden: true });
+  probe.style.color = color;
+  document.body.append(probe);
+  const [r, g, b] = (getComputedStyle(probe).color.match(/[\d.]+/g) || [255, 255, 255]).map(Number);
+  probe.remove();
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+}
 
 function followTheme() {
   let root;
@@ -367,22 +735,61 @@ function followTheme() {
   const apply = () => {
     const css = window.parent.getComputedStyle(root);
     for (const [ours, theirs] of Object.entries(themeVars)) {
-      const v = css.getPropertyValue(theirs).trim();
+      const v = theirs.map((n) => css.getPropertyValue(n).trim()).find(Boolean);
       if (v) document.documentElement.style.setProperty(ours, v);
       else document.documentElement.style.removeProperty(ours);
     }
+    // Dark or light as the theme's background is: the page's own
+    // controls (inputs, scroll bars) follow.
+    const bg = css.getPropertyValue('--primary-background-color').trim();
+    document.documentElement.dataset.scheme = bg ? (luminance(bg) < 0.4 ? 'dark' : 'light') : '';
   };
   apply();
   new MutationObserver(apply).observe(root, { attributes: true, attributeFilter: ['style', 'class'] });
 }
-followTheme();
 
-// --- the event stream -------------------------------------------------------
+// --- start ------------------------------------------------------------------
 
-const events = new EventSource('events');
-events.addEventListener('snapshot', (e) => render(JSON.parse(e.data)));
-events.addEventListener('frame', (e) => {
-  const f = JSON.parse(e.data);
-  frames.set(f.item_id, f);
-  renderTabs();
-});
+async function boot() {
+  try {
+    const m = await getJSON('api/messages');
+    TEXTS = m.texts || {};
+    LANG = m.lang || LANG;
+  } catch (e) {
+    showNotice(e.message);
+  }
+  followTheme();
+  $('start').addEventListener('click', () => startWithPreview(false));
+  $('retry').addEventListener('click', () => startWithPreview(true));
+  $('preview-go').addEventListener('click', async () => {
+    $('preview').hidden = true;
+    await act('api/start', pendingStart || undefined, t('busy'));
+  });
+  $('preview-cancel').addEventListener('click', () => { $('preview').hidden = true; });
+  $('preview').addEventListener('keydown', (e) => { if (e.key === 'Escape') $('preview-cancel').click(); });
+  $('stop').addEventListener('click', async () => {
+    if (await ask(t('stop_confirm'), t('stop'))) act('api/stop');
+  });
+  for (const name of Object.keys(views)) {
+    $(`tab-${name}`).addEventListener('click', () => select(name));
+  }
+  select('live');
+  // Arrow keys move between the tabs (the tablist pattern).
+  document.querySelector('nav').addEventListener('keydown', (e) => {
+    const names = Object.keys(views);
+    const i = names.findIndex((n) => $(`tab-${n}`) === document.activeElement);
+    if (i < 0 || (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft')) return;
+    const next = names[(i + (e.key === 'ArrowRight' ? 1 : names.length - 1)) % names.length];
+    select(next);
+    $(`tab-${next}`).focus();
+  });
+  const events = new EventSource(BASE + 'events');
+  events.addEventListener('snapshot', (e) => render(JSON.parse(e.data)));
+  events.addEventListener('frame', (e) => {
+    const f = JSON.parse(e.data);
+    f.seq = ++frameSeq;
+    frames.set(f.item_id, f);
+    renderTabs();
+  });
+}
+boot();

@@ -1,0 +1,95 @@
+package browser
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/demostore"
+	"github.com/gemini-supply/gemini-supply/internal/store"
+)
+
+// TestLoginTabScriptsGetNoLoginPermissions: while the scripted login runs
+// and its tab still shows a store page, that page's scripts (fetch, a
+// beacon, an image) get the plain policy — only the login tab's document
+// requests and requests to the login hosts carry the login's token. The
+// login itself then completes.
+func TestLoginTabScriptsGetNoLoginPermissions(t *testing.T) {
+	requireBrowser(t)
+	s, err := demostore.Start(t.Context(), demostore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prof := store.Demo()
+	// Hold the login on the store's page, before it leaves for the
+	// identity site.
+	var steps []store.LoginStep
+	for _, st := range prof.LoginSteps {
+		steps = append(steps, st)
+		if st.Kind == store.StepGoto {
+			steps = append(steps, store.LoginStep{Kind: store.StepWaitForSelector, Selector: "#hold-released", Timeout: 3 * patience, What: "wait for the test"})
+		}
+	}
+	prof.LoginSteps = steps
+	o := baseOptions(t, prof, t.TempDir(), s.HostResolverRules(), nil)
+	user, pass := s.Credentials()
+	o.Username, o.Password = user, config.Secret(pass)
+	o.UpstreamRoots = s.CertPool()
+	h := launch(t, o)
+	defer closeHost(t, h)
+	ctx := testCtx(t)
+
+	loginDone := make(chan error, 1)
+	go func() { loginDone <- h.Login(ctx) }()
+	var loginPage playwright.Page
+	waitFor(t, "the login tab on the store", 3*patience, func() bool {
+		h.mu.Lock()
+		loginPage = h.loginPage
+		h.mu.Unlock()
+		return loginPage != nil && strings.HasPrefix(loginPage.URL(), "https://"+demostore.HostStore+"/")
+	})
+	got, err := loginPage.Evaluate(`async () => {
+  const r = {};
+  const status = async (name, p) => { try { r[name] = (await p).status; } catch (e) { r[name] = 'error'; } };
+  await status('account path', fetch('/en/account/settings/probe-login-tab'));
+  await status('login path', fetch('/en/login/probe-login-tab'));
+  await status('state change', fetch('/en/probe-login-tab-post', {method: 'POST', body: 'x'}));
+  navigator.sendBeacon('/en/account/edit/probe-login-tab-beacon', 'x');
+  r.image = await new Promise((res) => { const i = new Image(); i.onload = () => res('load'); i.onerror = () => res('error'); i.src = '/en/account/settings/probe-login-tab.png'; });
+  return r;
+}`)
+	mustDo(t, "run the login tab's scripts", err)
+	t.Logf("the login tab's scripts: %v", got)
+	if m, _ := got.(map[string]any); m != nil {
+		for _, name := range []string{"account path", "login path", "state change"} {
+			if code, _ := m[name].(int); code != http.StatusForbidden {
+				t.Errorf("%s from the login tab's script: %v, want the proxy's 403", name, m[name])
+			}
+		}
+	}
+	// The beacon has no answer: wait until all five were refused.
+	waitFor(t, "the script requests to be refused", patience, func() bool {
+		r := h.Refused()
+		return r[store.RuleBlockedPath]+r[store.RuleStateChange] >= 5
+	})
+	_, err = loginPage.Evaluate(`() => document.body.insertAdjacentHTML('beforeend', '<div id="hold-released">go on</div>')`)
+	mustDo(t, "release the login", err)
+	select {
+	case err := <-loginDone:
+		mustDo(t, "the login (its documents still carry the token)", err)
+	case <-ctx.Done():
+		t.Fatal("the login did not finish")
+	}
+	if !s.State().LoggedIn {
+		t.Fatal("the login finished but the store has no session")
+	}
+	for k, n := range s.Requests() {
+		if strings.Contains(k, "probe-login-tab") {
+			t.Errorf("a script of the login tab got the login's permissions: %s ×%d", k, n)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package panel
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// The page's texts and the catalogue's panel area are the same set of
+// keys: every text the page (index.html, app.js) or the panel's Go code
+// asks for exists (in every language: package messages checks that), every
+// catalogue text is used, and every value a text is chosen by (states,
+// outcomes, confidences, warnings, rules) has one.
+func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	js, html := read("static/app.js"), read("static/index.html")
+	var goSrc strings.Builder
+	for _, name := range []string{"panel.go", "ask.go", "live.go", "history.go"} {
+		goSrc.WriteString(read(name))
+	}
+	have := messages.For("en").Area("panel")
+	asked := map[string]string{}
+	for _, c := range []struct {
+		where, src string
+		re         *regexp.Regexp
+	}{
+		{"app.js", js, regexp.MustCompile(`\bt\('([a-z_]+)'`)},
+		{"app.js", js, regexp.MustCompile(`\bt\([^()]*\? '([a-z_]+)' : '([a-z_]+)'`)},
+		{"index.html", html, regexp.MustCompile(`\{\{t "([a-z_]+)"\}\}`)},
+		{"the panel's Go code", goSrc.String(), regexp.MustCompile(`"panel\.([a-z_]+)"`)},
+	} {
+		for _, m := range c.re.FindAllStringSubmatch(c.src, -1) {
+			for _, k := range m[1:] {
+				asked[k] = c.where
+			}
+		}
+	}
+	// Texts chosen by a value: t(`state_${s.state}`) and the like.
+	families := map[string][]string{
+		"state_":      {string(runstatus.StateIdle), string(runstatus.StateInitializing), string(runstatus.StateAuthenticating), string(runstatus.StateShopping), string(runstatus.StateReviewing), string(runstatus.StateReviewReady), string(runstatus.StateCancelled), string(runstatus.StateFailed)},
+		"outcome_":    {string(report.OutcomeAdded), string(report.OutcomeNotFound), string(report.OutcomeFailed), string(report.OutcomeDuplicate), string(report.OutcomeSkipped), string(report.OutcomeNotShopped), "in_progress"},
+		"confidence_": {string(reviewpack.Replayed), string(reviewpack.AgentOneMatch), string(reviewpack.AgentChose), string(reviewpack.Agent), string(reviewpack.Substitute), string(reviewpack.Household)},
+		"warn_":       {string(reviewpack.WarnPriceChanged), string(reviewpack.WarnOutOfStock), string(reviewpack.WarnSubstitute), string(reviewpack.WarnUnreportedUnit), string(reviewpack.WarnMissing)},
+		"policy_":     {"no_substitute", "always_ask", "any_brand"},
+	}
+	for prefix, values := range families {
+		if !strings.Contains(js, "t(`"+prefix+"${") {
+			t.Errorf("app.js no longer chooses %s… texts by value: update this test", prefix)
+		}
+		for _, v := range values {
+			asked[prefix+v] = "app.js (" + prefix + "…)"
+		}
+	}
+	for k, where := range asked {
+		if _, ok := have[k]; !ok {
+			t.Errorf("%s asks for panel.%s, which the catalogue does not have", where, k)
+		}
+	}
+	for k := range have {
+		if _, ok := asked[k]; !ok && !strings.Contains(js, "'"+k+"'") {
+			t.Errorf("panel.%s is in the catalogue but the page never says it", k)
+		}
+	}
+	// No English left in the page's own code: every text a person reads
+	// is t(…); what remains in quotes is keys, names, classes and ids.
+	for _, lit := range regexp.MustCompile(`textContent: '([^']+)'`).FindAllStringSubmatch(js, -1) {
+		t.Errorf("app.js shows a literal text %q: take it from the catalogue", lit[1])
+	}
+	text := regexp.MustCompile(`>([^<>{}]*[A-Za-z]{3,}[^<>{}]*)<`)
+	for _, m := range text.FindAllStringSubmatch(html, -1) {
+		t.Errorf("index.html shows a literal text %q: take it from the catalogue", strings.TrimSpace(m[1]))
+	}
+	if !slices.Contains(messages.Languages, "fr") {
+		t.Fatal("the catalogue speaks no French")
+	}
+	// A French text the same as the English is a text left untranslated,
+	// but for these.
+	same := []string{"questions_title", "seconds"}
+	fr := messages.For("fr").Area("panel")
+	for k, v := range have {
+		if fr[k] == v && !slices.Contains(same, k) {
+			t.Errorf("panel.%s is %q in French too: translate it (or add it to the same words here)", k, v)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package shop
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
+)
+
+// productPage is a product page as the demo store's profile reads it, for
+// replayDirect: its elements by the profile's selectors, and a cart that
+// each press of the add control changes as the page's script would.
+type productPage struct {
+	*fakeTab
+	url, id, name, brand, size, price string
+	noID                              bool
+	status                            func(units int) string // the product's count text
+	perPress                          int                    // units one press adds (1 when 0)
+	priceAfter                        string                 // the price shown once a unit was added ("": unchanged)
+	onLoad                            func(p *productPage, url string)
+	onPress                           func(p *productPage)
+
+	units, presses int
+}
+
+func (p *productPage) el(sel string) browser.Element {
+	pp := store.Demo().Product
+	switch sel {
+	case pp.Root:
+		e := browser.Element{Found: true, Visible: true, Text: p.name + " " + p.brand + " " + p.size + " " + p.price}
+		if !p.noID {
+			e.Attr = p.id
+		}
+		return e
+	case pp.Name:
+		return browser.Element{Found: true, Visible: true, Text: p.name}
+	case pp.Brand:
+		return browser.Element{Found: p.brand != "", Visible: true, Text: p.brand}
+	case pp.Size:
+		return browser.Element{Found: true, Visible: true, Text: p.size}
+	case pp.Price:
+		if p.priceAfter != "" && p.units > 0 {
+			return browser.Element{Found: true, Visible: true, Text: p.priceAfter}
+		}
+		return browser.Element{Found: true, Visible: true, Text: p.price}
+	case pp.Add:
+		return browser.Element{Found: true, Visible: true, Text: "Add to cart"}
+	case pp.Root + " " + pp.InCart:
+		return browser.Element{Found: true, Visible: true, Text: p.status(p.units)}
+	}
+	return browser.Element{}
+}
+
+func (p *productPage) ReadElements(_ context.Context, sels map[string]string, _ string) (map[string]browser.Element, error) {
+	out := map[string]browser.Element{}
+	for k, sel := range sels {
+		out[k] = p.el(sel)
+	}
+	return out, nil
+}
+func (p *productPage) Load(_ context.Context, url string) error {
+	p.url = url
+	if p.onLoad != nil {
+		p.onLoad(p, url)
+	}
+	return nil
+}
+func (p *productPage) URL() string                                { return p.url }
+func (p *productPage) ClickElement(context.Context, string) error { return errors.New("not used") }
+func (p *productPage) FillElement(context.Context, string, string) error {
+	return errors.New("no dialog")
+}
+func (p *productPage) FetchJSON(context.Context, string) ([]byte, error) {
+	return nil, errors.New("not used")
+}
+func (p *productPage) ReplayOnly(context.Context, bool) error { return nil }
+func (p *productPage) PressElement(_ context.Context, sel string) error {
+	if sel != store.Demo().Product.Add {
+		return errors.New("no such element")
+	}
+	if p.onPress != nil {
+		p.onPress(p)
+	}
+	p.presses++
+	p.units += max(p.perPress, 1)
+	return nil
+}
+func (p *productPage) WaitChange(_ context.Context, sel, from, _ string, _ time.Duration) (bool, error) {
+	return p.el(sel).Text != from, nil
+}
+
+// TestReplayHandsOverOnAHostilePage: every way a product page can lie
+// about the remembered product hands the item to the agent — before any
+// click when the page shows it, and without a second click when only the
+// add shows it (the agent is told what the cart holds).
+func TestReplayHandsOverOnAHostilePage(t *testing.T) {
+	rem := Remembered{Name: "Natrel 2% Milk 2 L", URL: "https://www.metro.ca/en/p/milk", ProductID: "milk", Price: "$5.49", Size: "2 L"}
+	honest := func() *productPage {
+		return &productPage{fakeTab: &fakeTab{host: &fakeHost{}}, id: "milk", name: "2% Milk", brand: "Natrel", size: "2 L", price: "$5.49", status: inCart}
+	}
+	for _, tc := range []struct {
+		name    string
+		page    func(p *productPage)
+		why     string // a substring of the hand-over reason
+		presses int    // clicks made before handing over
+	}{
+		{"the price per another unit", func(p *productPage) { p.price = "$549.00/kg" }, "not per the same unit", 0},
+		{"an unreadable price", func(p *productPage) { p.price = "see in store" }, "price cannot be read", 0},
+		{"no product id on the page", func(p *productPage) { p.noID = true }, "names no product id", 0},
+		{"another product id", func(p *productPage) { p.id = "milk-4l" }, "another product", 0},
+		{"a name that is a subset of the remembered one", func(p *productPage) { p.name, p.brand = "Milk", "" }, "now called", 0},
+		{"a count with another number in it", func(p *productPage) {
+			p.status = func(n int) string { return "Only 3 left – in cart: " + strconv.Itoa(n) }
+		}, "cart could not be read", 0},
+		{"an absurd count", func(p *productPage) {
+			p.status = func(int) string { return "In cart: 12345678901234567890" }
+		}, "cart could not be read", 0},
+		{"a price that changes once added", func(p *productPage) { p.priceAfter = "$54.90" }, "price changed", 1},
+		{"a press that adds two units", func(p *productPage) { p.perPress = 2 }, "changed by 2 units, not 1", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := honest()
+			tc.page(p)
+			it := replayItem()
+			added, why, _ := it.replayDirect(context.Background(), p, rem)
+			if why == "" || !strings.Contains(why, tc.why) {
+				t.Fatalf("replay: added %+v, reason %q; want a hand-over for %q", added, why, tc.why)
+			}
+			if added.Quantity != 0 || p.presses != tc.presses {
+				t.Errorf("added %+v after %d clicks; want nothing reported after %d", added, p.presses, tc.presses)
+			}
+		})
+	}
+	t.Run("the honest page is replayed", func(t *testing.T) {
+		p := honest()
+		added, why, _ := replayItem().replayDirect(context.Background(), p, rem)
+		if why != "" || added.Quantity != 1 || p.presses != 1 || p.units != 1 {
+			t.Fatalf("replay of the honest page: %+v, %q, %d clicks, %d units", added, why, p.presses, p.units)
+		}
+	})
+}
+
+// inCart is the demo store's count text for n units.
+func inCart(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return "In cart: " + strconv.Itoa(n)
+}
+
+// replayItem is one item ("milk") of a run on the demo profile.
+func replayItem() *itemRun {
+	r := &run{cfg: Config{Store: Store{Product: store.Demo().Product, CartJSONURL: store.Demo().CartJSONURL}, ReplayMaxPriceChange: 20}, log: slog.New(slog.DiscardHandler), now: time.Now}
+	return &itemRun{r: r, p: &planned{item: shoppinglist.Item{Name: "milk", Quantity: 1}}}
+}
+
+// recallAll remembers, for every item named r…, the product at
+// https://www.metro.ca/en/p/<item>.
+type recallAll struct{}
+
+func (recallAll) Recall(name string) (Remembered, bool) {
+	if !strings.HasPrefix(name, "r") {
+		return Remembered{}, false
+	}
+	return Remembered{Name: "Brand " + name, URL: "https://www.metro.ca/en/p/" + name, ProductID: name, Price: "$1.00", Size: "1 L"}, true
+}
+
+// TestReplaysGoFirstWithoutModelPacing: remembered items are replayed
+// before the agents' items, at most replaySlots at once, without the
+// model stagger (an hour here) and without waiting for the first agent
+// item's warm-up — whose agent in turn only finishes once every replay
+// has added its product: with the old order the run could not end.
+func TestReplaysGoFirstWithoutModelPacing(t *testing.T) {
+	names := []string{"a", "r1", "r2", "r3", "r4", "r5"}
+	p := newFakeProvider(names...)
+	var mu sync.Mutex
+	pressed := 0
+	allReplayed := make(chan struct{})
+	h := &fakeHost{authed: true}
+	h.tabFor = func(ft *fakeTab) Tab {
+		return &productPage{fakeTab: ft, status: inCart, onPress: func(pp *productPage) {
+			mu.Lock()
+			defer mu.Unlock()
+			if pressed++; pressed == 5 {
+				close(allReplayed)
+			}
+		}, onLoad: func(pp *productPage, url string) {
+			id := url[strings.LastIndex(url, "/")+1:]
+			pp.id, pp.name, pp.brand, pp.size, pp.price = id, id, "Brand", "1 L", "$1.00"
+		}}
+	}
+	a := newFakeAgent(map[string]behaviour{"a": func(ctx context.Context, c *fakeCall) agent.Result {
+		select {
+		case <-allReplayed:
+		case <-ctx.Done():
+			return agent.Result{Reason: agent.ReasonCancelled, Err: ctx.Err()}
+		}
+		return added("A", "$1")(ctx, c)
+	}})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Store.Product, cfg.Store.CartJSONURL = store.Demo().Product, store.Demo().CartJSONURL
+	cfg.Replay, cfg.Recall, cfg.ReplayMaxPriceChange = ReplayDirect, recallAll{}, 20
+	cfg.Concurrency, cfg.Stagger = 1, time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := 0
+	for _, it := range res.Summary.Items {
+		if it.Outcome != report.OutcomeAdded {
+			t.Errorf("%s: %s (%s)", it.ItemName, it.Outcome, it.Explanation)
+		}
+		if it.Replay == ReplayedDirect {
+			replayed++
+		}
+	}
+	if replayed != 5 || a.attemptsFor("a") != 1 {
+		t.Errorf("%d items replayed, the agent ran %d times for a; want 5 and 1", replayed, a.attemptsFor("a"))
+	}
+	if h.maxOpen > replaySlots()+1 {
+		t.Errorf("%d tabs open at once, want at most %d replays and 1 agent", h.maxOpen, replaySlots())
+	}
+	// Replays reuse the tabs finished replays leave, and close them at
+	// the end.
+	if h.tabs > replaySlots()+1 || h.open != 0 {
+		t.Errorf("%d tabs opened, %d left open; want at most %d opened (one per replay slot, one for the agent), none left", h.tabs, h.open, replaySlots()+1)
+	}
+}
