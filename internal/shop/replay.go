@@ -285,8 +285,9 @@ func productSelectors(pp store.ProductPage) map[string]string {
 // checkProduct says why the product page read into els is not the
 // remembered product as it was, or "": the id (required when the store
 // names one), the name (both ways), the size, the stock, a readable price
-// in the same unit that did not move more than maxPercent, and an add
-// control.
+// (and, when a price is remembered, a readable remembered one in the same
+// unit that it did not move more than maxPercent from), and an add
+// control — all before any click.
 func checkProduct(els map[string]browser.Element, rem Remembered, hasID bool, maxPercent float64) string {
 	got := els["root"].Attr
 	switch {
@@ -510,15 +511,23 @@ func (c cartState) holds(id string, before cartState) string {
 }
 
 // priceMoved says why the page's price is not the remembered one within
-// maxPercent, or "": with a remembered price, the page's must be readable
-// and in the same unit. Nothing remembered is no reason (the id and name
-// decide).
+// maxPercent, or "". The page's price must be readable whatever the memory
+// holds: the add is reported at that price, and the price is read again
+// after the clicks (an unreadable one would be found only once a unit is
+// in the cart). A remembered price must be readable too, the page's per
+// the same unit, and within maxPercent of it. Nothing remembered is no
+// reason (the id and name decide).
 func priceMoved(was, now money.Price, maxPercent float64) string {
+	remembered := strings.TrimSpace(was.Text) != ""
 	switch {
-	case !was.Known || was.UnitCents <= 0:
-		return ""
+	case !now.Known && remembered:
+		return fmt.Sprintf("the price cannot be read (the page shows %q, remembered %s)", now.Text, was.Text)
 	case !now.Known:
-		return fmt.Sprintf("the price cannot be read (remembered %s)", was.Text)
+		return fmt.Sprintf("the price cannot be read (the page shows %q)", now.Text)
+	case !remembered:
+		return ""
+	case !was.Known || was.UnitCents <= 0:
+		return fmt.Sprintf("the remembered price %q cannot be read, so the page's %s cannot be checked against it", was.Text, now.Text)
 	case was.Per != now.Per:
 		return fmt.Sprintf("the price is now %s, not per the same unit as %s", now.Text, was.Text)
 	}

@@ -113,24 +113,38 @@ func TestReplayHandsOverOnAHostilePage(t *testing.T) {
 		page    func(p *productPage)
 		why     string // a substring of the hand-over reason
 		presses int    // clicks made before handing over
+		rem     func(r *Remembered)
 	}{
-		{"the price per another unit", func(p *productPage) { p.price = "$549.00/kg" }, "not per the same unit", 0},
-		{"an unreadable price", func(p *productPage) { p.price = "see in store" }, "price cannot be read", 0},
-		{"no product id on the page", func(p *productPage) { p.noID = true }, "names no product id", 0},
-		{"another product id", func(p *productPage) { p.id = "milk-4l" }, "another product", 0},
-		{"a name that is a subset of the remembered one", func(p *productPage) { p.name, p.brand = "Milk", "" }, "now called", 0},
+		{"the price per another unit", func(p *productPage) { p.price = "$549.00/kg" }, "not per the same unit", 0, nil},
+		{"an unreadable price", func(p *productPage) { p.price = "see in store" }, "price cannot be read", 0, nil},
+		{"no product id on the page", func(p *productPage) { p.noID = true }, "names no product id", 0, nil},
+		{"another product id", func(p *productPage) { p.id = "milk-4l" }, "another product", 0, nil},
+		{"a name that is a subset of the remembered one", func(p *productPage) { p.name, p.brand = "Milk", "" }, "now called", 0, nil},
 		{"a count with another number in it", func(p *productPage) {
 			p.status = func(n int) string { return "Only 3 left – in cart: " + strconv.Itoa(n) }
-		}, "cart could not be read", 0},
+		}, "cart could not be read", 0, nil},
 		{"an absurd count", func(p *productPage) {
 			p.status = func(int) string { return "In cart: 12345678901234567890" }
-		}, "cart could not be read", 0},
-		{"a price that changes once added", func(p *productPage) { p.priceAfter = "$54.90" }, "price changed", 1},
-		{"a press that adds two units", func(p *productPage) { p.perPress = 2 }, "changed by 2 units, not 1", 1},
+		}, "cart could not be read", 0, nil},
+		{"a price that changes once added", func(p *productPage) { p.priceAfter = "$54.90" }, "price changed", 1, nil},
+		{"a press that adds two units", func(p *productPage) { p.perPress = 2 }, "changed by 2 units, not 1", 1, nil},
+		// The memory may hold no price, or one that cannot be read: the
+		// page's must still be readable before any click (it used to be
+		// found only after the add, as "changed from X to X").
+		{"an unreadable price, nothing remembered", func(p *productPage) { p.price = "see in store" }, "price cannot be read", 0,
+			func(r *Remembered) { r.Price = "" }},
+		{"an unreadable price, an unreadable one remembered", func(p *productPage) { p.price = "see in store" }, "price cannot be read", 0,
+			func(r *Remembered) { r.Price = "see in store" }},
+		{"a readable price, an unreadable one remembered", func(*productPage) {}, "remembered price", 0,
+			func(r *Remembered) { r.Price = "see in store" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := honest()
 			tc.page(p)
+			rem := rem
+			if tc.rem != nil {
+				tc.rem(&rem)
+			}
 			it := replayItem()
 			added, why, _ := it.replayDirect(context.Background(), p, rem)
 			if why == "" || !strings.Contains(why, tc.why) {
@@ -146,6 +160,15 @@ func TestReplayHandsOverOnAHostilePage(t *testing.T) {
 		added, why, _ := replayItem().replayDirect(context.Background(), p, rem)
 		if why != "" || added.Quantity != 1 || p.presses != 1 || p.units != 1 {
 			t.Fatalf("replay of the honest page: %+v, %q, %d clicks, %d units", added, why, p.presses, p.units)
+		}
+	})
+	t.Run("the honest page is replayed with no price remembered", func(t *testing.T) {
+		p := honest()
+		rem := rem
+		rem.Price = ""
+		added, why, _ := replayItem().replayDirect(context.Background(), p, rem)
+		if why != "" || added.Quantity != 1 || p.presses != 1 || added.Price.Text != "$5.49" {
+			t.Fatalf("replay with no remembered price: %+v, %q, %d clicks", added, why, p.presses)
 		}
 	})
 }

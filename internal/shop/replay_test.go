@@ -20,6 +20,13 @@ func TestReplayChecks(t *testing.T) {
 			{"$5.00", "$3.90", 20, "more than 20%"},
 			{"$5.00", "$50.00", 1000, ""},
 			{"", "$9.99", 20, ""}, // nothing remembered: the id and name decide
+			// The page's price must be readable even with nothing (or
+			// nothing readable) remembered: the add is reported at it.
+			{"", "see in store", 20, "price cannot be read"},
+			{"", "", 20, "price cannot be read"},
+			{"see in store", "see in store", 20, "price cannot be read"},
+			{"see in store", "$9.99", 20, "remembered price \"see in store\" cannot be read"},
+			{"$0.00", "$9.99", 20, "remembered price \"$0.00\" cannot be read"},
 			{"$4.99/kg", "$9.99", 20, "not per the same unit"},
 			{"$5.49", "$549.00/kg", 20, "not per the same unit"},
 			{"$5.49", "call for price", 20, "cannot be read"},
