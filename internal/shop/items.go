@@ -11,9 +11,9 @@ import (
 type planned struct {
 	item       shoppinglist.Item
 	duplicates []shoppinglist.Item
-	// toAgent, for an item started as a replay (shopAll), gives up its
-	// replay slot and waits for an agent slot when the item goes to the
-	// agent; it returns the slot's release.
+	// toAgent, for an item started as a replay (shopAll's replayer),
+	// gives up its replay slot and waits for an agent slot when the item
+	// goes to the agent; it returns the slot's release.
 	toAgent func(context.Context) func()
 }
 

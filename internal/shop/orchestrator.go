@@ -399,16 +399,17 @@ func (r *run) authGeneration() int {
 
 // shopAll shops the planned items, at most Concurrency agents at once,
 // starting no new item once ctx is done. Items the product memory can
-// replay go first, at most replaySlots at once, without the stagger and
-// the warm-up (both are for model calls; a replay is code): the agents
-// start with the rest at once. A replay that hands over waits for an agent
-// slot (and the stagger) like any agent.
+// replay run in replay slots of their own (replaySlots at once, a
+// replayer), without the stagger and the warm-up (both are for model
+// calls; a replay is code); the agents start with the other items at the
+// same time. A replay that hands over waits for an agent slot (and the
+// stagger) like any agent.
 func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 	sem := make(chan struct{}, r.cfg.Concurrency)
-	replays := make(chan struct{}, replaySlots())
 	r.replayPool = make(chan Tab, replaySlots())
 	defer r.closeReplayTabs()
 	var wg sync.WaitGroup
+	reps := &replayer{r: r, ctx: ctx, wg: &wg, sem: sem, slots: replaySlots()}
 	// The first agent item goes alone (see Config.SkipWarmUp), for at most
 	// WarmUpLimit, then the others fan out.
 	var warm chan struct{}
@@ -419,25 +420,22 @@ func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 	for _, p := range pl.shop {
 		keys[p.item.Key()] = p.item.Name
 	}
-	queue := r.replaysFirst(pl.shop)
+	queue := reps.take(pl.shop) // the replays start here; the agents' items stay
 	agents := 0
 	for i := 0; ; i++ {
-		if i == len(queue) {
+		for i == len(queue) {
 			// The queue drained: items added to the list meanwhile are
-			// shopped in this run.
+			// shopped in this run (those the memory knows as replays).
 			more := r.moreItems(ctx, known, keys)
 			if len(more) == 0 {
 				break
 			}
-			queue = append(queue, r.replaysFirst(more)...)
+			queue = append(queue, reps.take(more)...)
+		}
+		if i == len(queue) {
+			break
 		}
 		p := queue[i]
-		if r.replayable(p) {
-			if !r.startReplay(ctx, &wg, p, replays, sem) {
-				break
-			}
-			continue
-		}
 		if agents == 1 && warm != nil {
 			t := time.NewTimer(WarmUpLimit)
 			select {
@@ -473,6 +471,8 @@ func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 			}
 		}()
 	}
+	// The replayer's workers stop on their own: when its queue is empty,
+	// ctx is done or the browser is gone for good.
 	wg.Wait()
 }
 
@@ -491,53 +491,108 @@ func (r *run) replayable(p *planned) bool {
 	return ok && rem.URL != ""
 }
 
-// replaysFirst orders items the memory can replay before the others,
-// each group in list order.
-func (r *run) replaysFirst(items []*planned) []*planned {
-	out := make([]*planned, 0, len(items))
-	var rest []*planned
+// replayer runs the items the memory can replay, in the order they were
+// queued, at most slots at once and never waiting on the loop that starts
+// the agents' items. Each slot is a worker goroutine of wg's that takes
+// the next queued item until the queue is empty, ctx is done or the
+// browser is gone for good; a worker whose item goes to the agent gives
+// its slot to a new worker and ends with that item.
+type replayer struct {
+	r     *run
+	ctx   context.Context
+	wg    *sync.WaitGroup
+	sem   chan struct{} // the agents' slots, for an item a replay hands over
+	slots int
+
+	mu      sync.Mutex
+	queue   []*planned
+	running int // workers holding a slot
+}
+
+// take queues the replayable items of items (list order kept), starting
+// workers for them up to the slots, and returns the others for the agents.
+func (q *replayer) take(items []*planned) []*planned {
+	var reps, rest []*planned
 	for _, p := range items {
-		if r.replayable(p) {
-			out = append(out, p)
+		if q.r.replayable(p) { // the memory is read outside mu
+			reps = append(reps, p)
 		} else {
 			rest = append(rest, p)
 		}
 	}
-	return append(out, rest...)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queue = append(q.queue, reps...)
+	q.spawn()
+	return rest
 }
 
-// startReplay starts item p as a replay in one of the replay slots; when
-// it goes to the agent it trades its slot for an agent slot (sem) and
-// waits the stagger. It returns false when no more items may start.
-func (r *run) startReplay(ctx context.Context, wg *sync.WaitGroup, p *planned, replays, sem chan struct{}) bool {
-	select {
-	case replays <- struct{}{}:
-	case <-ctx.Done():
-		return false
+// spawn starts a worker per queued item while slots are free (a busy
+// worker takes no item before its own is done). Callers hold mu.
+func (q *replayer) spawn() {
+	if !q.mayStart() {
+		return
 	}
-	if ctx.Err() != nil || r.browserDead() != nil {
-		<-replays
-		return false
+	for range min(q.slots-q.running, len(q.queue)) {
+		q.running++
+		q.wg.Add(1)
+		go q.work()
 	}
-	var once sync.Once
-	leave := func() { once.Do(func() { <-replays }) }
-	p.toAgent = func(ctx context.Context) func() {
-		leave()
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return func() {}
+}
+
+// mayStart: new items may still start.
+func (q *replayer) mayStart() bool {
+	return q.ctx.Err() == nil && q.r.browserDead() == nil
+}
+
+// next takes the next queued item; with none left, or none allowed to
+// start, the worker gives up its slot (false).
+func (q *replayer) next() (*planned, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 || !q.mayStart() {
+		q.running--
+		return nil, false
+	}
+	p := q.queue[0]
+	q.queue = q.queue[1:]
+	return p, true
+}
+
+// leave gives up a worker's slot for its item gone to the agent; a new
+// worker takes it when items wait.
+func (q *replayer) leave() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.running--
+	q.spawn()
+}
+
+// work is one replay slot: it shops queued items one after the other.
+func (q *replayer) work() {
+	defer q.wg.Done()
+	for {
+		p, ok := q.next()
+		if !ok {
+			return
 		}
-		_ = r.waitStagger(ctx) // a cancelled wait ends the item's attempts
-		return func() { <-sem }
+		handed := false
+		p.toAgent = func(ctx context.Context) func() {
+			handed = true
+			q.leave()
+			select {
+			case q.sem <- struct{}{}:
+			case <-ctx.Done():
+				return func() {}
+			}
+			_ = q.r.waitStagger(ctx) // a cancelled wait ends the item's attempts
+			return func() { <-q.sem }
+		}
+		q.r.shopItem(q.ctx, p)
+		if handed {
+			return // the slot went to another worker
+		}
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer leave()
-		r.shopItem(ctx, p)
-	}()
-	return true
 }
 
 // noteNewTab tracks whether tabs can still be opened: two failures in a row

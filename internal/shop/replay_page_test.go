@@ -3,10 +3,12 @@ package shop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,7 +201,7 @@ func (recallAll) Recall(name string) (Remembered, bool) {
 }
 
 // TestReplaysGoFirstWithoutModelPacing: remembered items are replayed
-// before the agents' items, at most replaySlots at once, without the
+// in slots of their own, at most replaySlots at once, without the
 // model stagger (an hour here) and without waiting for the first agent
 // item's warm-up — whose agent in turn only finishes once every replay
 // has added its product: with the old order the run could not end.
@@ -259,5 +261,167 @@ func TestReplaysGoFirstWithoutModelPacing(t *testing.T) {
 	// the end.
 	if h.tabs > replaySlots()+1 || h.open != 0 {
 		t.Errorf("%d tabs opened, %d left open; want at most %d opened (one per replay slot, one for the agent), none left", h.tabs, h.open, replaySlots()+1)
+	}
+}
+
+// heldPage is a product page whose load waits for release (a replay busy
+// in its slot), or fails when the run is stopped.
+type heldPage struct {
+	*productPage
+	release <-chan struct{}
+	loads   *atomic.Int32
+}
+
+func (p heldPage) Load(ctx context.Context, url string) error {
+	p.loads.Add(1)
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return p.productPage.Load(ctx, url)
+}
+
+// TestAgentItemsStartWhileReplaysAreQueued: the loop that starts the
+// agents' items never waits for a replay slot. Every slot is held by a
+// replay that finishes only once the agent's item (last on the list) has
+// started, and two more replays are queued: the agent's item starts at
+// once, no more replays run than there are slots, and the queued ones
+// run after. Stopped meanwhile, the queued replays never start.
+func TestAgentItemsStartWhileReplaysAreQueued(t *testing.T) {
+	slots := replaySlots()
+	var names []string
+	for i := range slots + 2 {
+		names = append(names, fmt.Sprintf("r%d", i+1))
+	}
+	names = append(names, "a")
+	setup := func(t *testing.T, release <-chan struct{}, b behaviour) (Config, *fakeHost, *atomic.Int32) {
+		var loads atomic.Int32
+		h := &fakeHost{authed: true}
+		h.tabFor = func(ft *fakeTab) Tab {
+			return heldPage{productPage: &productPage{fakeTab: ft, status: inCart, onLoad: func(pp *productPage, url string) {
+				id := url[strings.LastIndex(url, "/")+1:]
+				pp.id, pp.name, pp.brand, pp.size, pp.price = id, id, "Brand", "1 L", "$1.00"
+			}}, release: release, loads: &loads}
+		}
+		cfg := baseConfig(t, newFakeProvider(names...), h, newFakeAgent(map[string]behaviour{"a": b}))
+		cfg.Store.Product, cfg.Store.CartJSONURL = store.Demo().Product, store.Demo().CartJSONURL
+		cfg.Replay, cfg.Recall, cfg.ReplayMaxPriceChange = ReplayDirect, recallAll{}, 20
+		cfg.Concurrency, cfg.Stagger = 1, time.Hour
+		return cfg, h, &loads
+	}
+
+	t.Run("the agent starts at once", func(t *testing.T) {
+		release := make(chan struct{})
+		startedAfter := int32(-1) // replays started when the agent's item did
+		var cfg Config
+		var h *fakeHost
+		var loads *atomic.Int32
+		cfg, h, loads = setup(t, release, func(ctx context.Context, c *fakeCall) agent.Result {
+			startedAfter = loads.Load()
+			close(release)
+			return added("A", "$1")(ctx, c)
+		})
+		// Bounds a hang only: without the fix the agent never starts and
+		// the replays hold their slots until this ends the run.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			t.Fatalf("the run did not finish (the agent's item waited behind the replays): %v", err)
+		}
+		if startedAfter < 0 || int(startedAfter) > slots {
+			t.Errorf("the agent's item started after %d replays had started; want at most %d (the slots), the other %d still queued", startedAfter, slots, len(names)-1-slots)
+		}
+		replayed := 0
+		for _, it := range res.Summary.Items {
+			if it.Outcome != report.OutcomeAdded {
+				t.Errorf("%s: %s (%s)", it.ItemName, it.Outcome, it.Explanation)
+			}
+			if it.Replay == ReplayedDirect {
+				replayed++
+			}
+		}
+		if replayed != slots+2 || int(loads.Load()) != slots+2 {
+			t.Errorf("%d items replayed, %d pages loaded; want %d", replayed, loads.Load(), slots+2)
+		}
+		if h.maxOpen > slots+1 || h.open != 0 {
+			t.Errorf("%d tabs open at once, %d left open; want at most %d replays and 1 agent, none left", h.maxOpen, h.open, slots)
+		}
+	})
+
+	t.Run("stopped, the queued replays never start", func(t *testing.T) {
+		never := make(chan struct{})
+		agentIn := make(chan string, 1)
+		cfg, h, loads := setup(t, never, blocks(agentIn))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		var res Result
+		go func() {
+			var err error
+			res, err = Run(ctx, cfg)
+			done <- err
+		}()
+		select {
+		case <-agentIn:
+		case <-time.After(30 * time.Second): // bounds a hang only
+			cancel()
+			<-done
+			t.Fatal("the agent's item did not start while the replays held their slots")
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, ErrCancelled) {
+			t.Fatalf("the stopped run ended with %v, want ErrCancelled", err)
+		}
+		if n := int(loads.Load()); n > slots {
+			t.Errorf("%d replays started; want at most %d (the slots), none of the queued after the stop", n, slots)
+		}
+		notShopped := 0
+		for _, it := range res.Summary.Items {
+			if it.Outcome == report.OutcomeAdded {
+				t.Errorf("%s was added after the stop", it.ItemName)
+			}
+			if it.Outcome == report.OutcomeNotShopped {
+				notShopped++
+			}
+		}
+		if notShopped < 2 || h.open != 0 {
+			t.Errorf("%d items not shopped, %d tabs left open; want at least the 2 queued replays and none", notShopped, h.open)
+		}
+	})
+}
+
+// TestReplaysAddedDuringTheRun: items added to the list while the run
+// shops are taken in too when the memory knows them — also when every
+// item, old and new, is a replay (no agent's item in the queue).
+func TestReplaysAddedDuringTheRun(t *testing.T) {
+	p := newFakeProvider("r1", "r2")
+	h := &fakeHost{authed: true}
+	h.tabFor = func(ft *fakeTab) Tab {
+		return &productPage{fakeTab: ft, status: inCart, onLoad: func(pp *productPage, url string) {
+			id := url[strings.LastIndex(url, "/")+1:]
+			pp.id, pp.name, pp.brand, pp.size, pp.price = id, id, "Brand", "1 L", "$1.00"
+		}}
+	}
+	cfg := baseConfig(t, p, h, newFakeAgent(nil))
+	cfg.Store.Product, cfg.Store.CartJSONURL = store.Demo().Product, store.Demo().CartJSONURL
+	cfg.Replay, cfg.Recall, cfg.ReplayMaxPriceChange = ReplayDirect, recallAll{}, 20
+	// Added after the run read the list, before it shops.
+	cfg.LaunchHost = func(context.Context) (Host, error) { p.add("r3"); p.add("r4"); return h, nil }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := 0
+	for _, it := range res.Summary.Items {
+		if it.Replay == ReplayedDirect && it.Outcome == report.OutcomeAdded {
+			replayed++
+		}
+	}
+	if replayed != 4 {
+		t.Errorf("%d of the 4 items replayed: %+v", replayed, res.Summary.Items)
 	}
 }
