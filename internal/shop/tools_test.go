@@ -59,4 +59,16 @@ func TestItemRules(t *testing.T) {
 	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeNotFound || !strings.Contains(p.notFound["id1"], "never substitute") || len(r.questions) != 0 {
 		t.Errorf("butter #nosub: %+v, list %q, %d questions", it, p.notFound["id1"], len(r.questions))
 	}
+	// The same rule written in the item's description, in French.
+	p = newFakeProvider("butter")
+	p.items[0].Description = "Pas de substitut, merci"
+	r = &fakeResolver{answer: func(choice.Question) (choice.Answer, error) { return choice.Answer{Kind: choice.KindProduct}, nil }}
+	cfg = baseConfig(t, p, &fakeHost{authed: true}, newFakeAgent(map[string]behaviour{"butter": soldOut}))
+	cfg.Resolver = r
+	if res, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeNotFound || !strings.Contains(p.notFound["id1"], "never substitute") || len(r.questions) != 0 {
+		t.Errorf("butter described \"pas de substitut\": %+v, list %q, %d questions", it, p.notFound["id1"], len(r.questions))
+	}
 }

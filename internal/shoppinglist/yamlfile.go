@@ -57,6 +57,9 @@ const (
 	keyStatus      = "status"
 	keyTags        = "tags"
 	keyExplanation = "explanation"
+	// keyDescription is the household's own description of the item; a run
+	// reads it (its policy phrases count) and never writes it.
+	keyDescription = "description"
 	keyError       = "error"
 	keyProduct     = "product"
 	keyPriceText   = "price_text"
@@ -81,6 +84,7 @@ var legacyAddedKeys = []string{keyProduct, keyPriceText, keyPriceCents, keyURL}
 //	    status: needs_action        # or completed
 //	    tags: ["#404"]
 //	    quantity: 2                  # what the person asks for (optional; a run never changes it)
+//	    description: no substitute   # the person's (optional; a run never changes it)
 //	    explanation: …               # set by MarkNotFound
 //	    error: …                     # set by MarkFailed
 //	    added:                       # set by MarkCompleted: what the run put in the cart
@@ -578,6 +582,9 @@ func readItem(m *yaml.Node, ferr errorf) (Item, error) {
 	it.Explanation = explanation
 	if it.Explanation == "" {
 		it.Explanation = reason
+	}
+	if it.Description, err = str(keyDescription); err != nil {
+		return it, err
 	}
 	for _, key := range []string{keyProduct, keyPriceText, keyURL} {
 		if _, err := str(key); err != nil {
