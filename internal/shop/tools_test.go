@@ -3,12 +3,14 @@ package shop
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
@@ -60,6 +62,22 @@ func TestItemRules(t *testing.T) {
 	}
 	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeNotFound || !strings.Contains(p.notFound["id1"], "never substitute") || len(r.questions) != 0 {
 		t.Errorf("butter #nosub: %+v, list %q, %d questions", it, p.notFound["id1"], len(r.questions))
+	}
+	// #ask with a channel, but the model adds without asking: the item
+	// says so, typed not_asked in the review pack (not a cart problem).
+	p = newFakeProvider("bananas #ask")
+	r = &fakeResolver{answer: func(choice.Question) (choice.Answer, error) { return choice.Answer{Kind: choice.KindProduct}, nil }}
+	cfg = baseConfig(t, p, &fakeHost{authed: true}, newFakeAgent(map[string]behaviour{"bananas": added("Bananas", "$1.99")}))
+	cfg.Resolver = r
+	if res, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeAdded || !it.NotAsked || len(it.Warnings) != 0 ||
+		!slices.Contains(res.Summary.Warnings, "bananas: "+report.NotAskedWarning) {
+		t.Errorf("bananas #ask added unasked: %+v, summary warnings %q", it, res.Summary.Warnings)
+	}
+	if res.Pack == nil || len(res.Pack.Items) != 1 || len(res.Pack.Items[0].Warnings) != 1 || res.Pack.Items[0].Warnings[0].Kind != reviewpack.WarnNotAsked {
+		t.Errorf("review pack: %+v", res.Pack)
 	}
 	// The same rule written in the item's description, in French.
 	p = newFakeProvider("butter")
