@@ -15,6 +15,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // The review pack's actions (Remove from cart, Change quantity, Wrong
@@ -162,7 +163,13 @@ func (r *Runner) forgetProduct(item reviewpack.Item) bool {
 	if m.m == nil {
 		return false
 	}
-	err := m.m.ForgetProduct(item.ItemName, products.Product{Name: item.ProductName, URL: item.URL, ProductID: item.ProductID})
+	// The id as the memory derives it (from the product's address, as
+	// rememberAdded does), else the cart line's.
+	id := store.ProductID(item.URL)
+	if id == "" {
+		id = item.ProductID
+	}
+	err := m.m.ForgetProduct(item.ItemName, products.Product{Name: item.ProductName, URL: item.URL, ProductID: id})
 	if err != nil && !errors.Is(err, products.ErrNotRemembered) {
 		r.log.Warn("forgetting the wrong product failed", "item", item.ItemName, "err", err)
 	}
