@@ -583,8 +583,11 @@ func readItem(m *yaml.Node, ferr errorf) (Item, error) {
 	if it.Explanation == "" {
 		it.Explanation = reason
 	}
-	if it.Description, err = str(keyDescription); err != nil {
-		return it, err
+	// The household's description: text only. Another shape (a list, a
+	// mapping) was a key of the person's own before it meant anything
+	// here; it sets nothing rather than make the list unreadable.
+	if _, v := lookup(m, keyDescription); v != nil && v.Kind == yaml.ScalarNode && !isNull(v) {
+		it.Description = v.Value
 	}
 	for _, key := range []string{keyProduct, keyPriceText, keyURL} {
 		if _, err := str(key); err != nil {
