@@ -15,6 +15,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // The review pack's actions (Remove from cart, Change quantity, Wrong
@@ -128,7 +129,7 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 		r.log.Warn("reading the cart after an action failed", "err", err)
 	}
 	if changeErr == nil && req.Kind == reviewpack.ActWrongProduct {
-		act.Forgot = r.forgetProduct(item.ItemName)
+		act.Forgot = r.forgetProduct(*item)
 		changeErr = r.reopen(ctx, item.ItemID)
 		if changeErr == nil {
 			act.Reshop = item.ItemName
@@ -153,16 +154,24 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	return act, nil
 }
 
-// forgetProduct forgets the item's remembered product; it reports whether
-// one was remembered.
-func (r *Runner) forgetProduct(item string) bool {
+// forgetProduct forgets the product the review pack says was added for the
+// item — the item's remembered product or its substitute, whichever it is —
+// keeping the other one and the household's policy; it reports whether it
+// was remembered.
+func (r *Runner) forgetProduct(item reviewpack.Item) bool {
 	m := r.memory()
 	if m.m == nil {
 		return false
 	}
-	err := m.m.Forget(item)
+	// The id as the memory derives it (from the product's address, as
+	// rememberAdded does), else the cart line's.
+	id := store.ProductID(item.URL)
+	if id == "" {
+		id = item.ProductID
+	}
+	err := m.m.ForgetProduct(item.ItemName, products.Product{Name: item.ProductName, URL: item.URL, ProductID: id})
 	if err != nil && !errors.Is(err, products.ErrNotRemembered) {
-		r.log.Warn("forgetting the wrong product failed", "item", item, "err", err)
+		r.log.Warn("forgetting the wrong product failed", "item", item.ItemName, "err", err)
 	}
 	return err == nil
 }

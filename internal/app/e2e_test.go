@@ -559,9 +559,16 @@ func TestCancelMidRun(t *testing.T) {
 	if b, err := os.ReadFile(strings.TrimSuffix(e.listPath, ".yaml") + ".summary.md"); err != nil || !strings.Contains(string(b), "bananas") {
 		t.Errorf("the summary was not delivered to the list provider: %v", err)
 	}
+	units := 0
 	for _, l := range r.DemoStore().Cart() {
 		if l.ProductID != "bananas-bunch" {
 			t.Errorf("cart has %s", l.ProductID)
 		}
+		units += l.Quantity
+	}
+	// The cart is read once more by code after the stop, so the review
+	// pack (and Home Assistant's Cart sensor and event) carry it.
+	if res.Pack == nil || res.Pack.Cart == nil || res.Pack.Cart.Units() != units || units == 0 {
+		t.Errorf("the review pack after Stop has no cart as the demo store holds it (%d units): %+v", units, res.Pack)
 	}
 }

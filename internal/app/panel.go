@@ -45,7 +45,7 @@ func (r *Runner) Preview(ctx context.Context, retryFailed bool) (shoppinglist.Pl
 		return shoppinglist.Plan{}, fmt.Errorf("read the shopping list: %w", err)
 	}
 	if retryFailed {
-		return shoppinglist.PlanRun(shoppinglist.OnlyTagged(items), true), nil
+		return shoppinglist.PlanRetry(items), nil
 	}
 	return shoppinglist.PlanRun(items, r.cfg.RetryTagged), nil
 }

@@ -166,7 +166,8 @@ func (p *TodoProvider) SupportsDescriptions(ctx context.Context) (bool, error) {
 
 // Items returns every item of the list (open and completed) with uid as ID,
 // the name parsed for quantity and #tags, and the description written by an
-// earlier run as Explanation.
+// earlier run as Explanation (a description the household wrote is the
+// item's Description).
 func (p *TodoProvider) Items(ctx context.Context) ([]shoppinglist.Item, error) {
 	if err := p.Check(ctx); err != nil {
 		return nil, err
@@ -194,6 +195,10 @@ func (r todoItem) item() shoppinglist.Item {
 	it.SetName(r.Summary)
 	if strings.HasPrefix(r.Description, descriptionPrefix) {
 		it.Explanation = strings.TrimPrefix(r.Description, descriptionPrefix)
+	} else {
+		// The household's own description: its policy phrases ("no
+		// substitute", "always ask", "any brand") set the item's rules.
+		it.Description = r.Description
 	}
 	return it
 }

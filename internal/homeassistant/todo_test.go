@@ -406,3 +406,48 @@ func TestPolicyTagsSurviveTheRun(t *testing.T) {
 		}
 	}
 }
+
+// The household's own description of an item sets its policy ("pas de
+// substitut", "always ask", "any brand") and is kept through a run's marks;
+// a description the service wrote (gemini-supply: …) is a note, never a rule.
+func TestPolicyFromTheHouseholdsDescription(t *testing.T) {
+	f := startFake(t, fakeha.Options{})
+	f.AddTodoList(list, "Shopping List", fakeha.LocalTodoFeatures,
+		fakeha.TodoItem{UID: "butter", Summary: "butter", Description: "Pas de substitut svp"},
+		fakeha.TodoItem{UID: "cola", Summary: "cola #ask", Description: "any brand"},
+		fakeha.TodoItem{UID: "rice", Summary: "rice #404", Description: "gemini-supply: no substitute in stock"},
+	)
+	p := NewTodoProvider(dialTest(t, testOptions(f, nil)), TodoOptions{})
+	ctx := testCtx(t)
+	if _, err := p.Items(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MarkNotFound(ctx, "butter", "sold out"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MarkNotFound(ctx, "rice", "still nothing"); err != nil {
+		t.Fatal(err)
+	}
+	items, err := p.Items(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]shoppinglist.Policy{"butter": {NoSub: true}, "cola": {Ask: true, AnyBrand: true}, "rice": {}}
+	for _, it := range items {
+		if it.Policy() != want[it.ID] {
+			t.Errorf("%s: policy %+v, want %+v (description %q)", it.ID, it.Policy(), want[it.ID], it.Description)
+		}
+	}
+	for _, it := range f.TodoItems(list) {
+		switch it.UID {
+		case "butter":
+			if it.Summary != "butter #404" || it.Description != "Pas de substitut svp" {
+				t.Errorf("butter on the list: %q, description %q (the household's description must stay)", it.Summary, it.Description)
+			}
+		case "rice":
+			if it.Description != "gemini-supply: still nothing" {
+				t.Errorf("rice's note not replaced: %q", it.Description)
+			}
+		}
+	}
+}

@@ -215,6 +215,7 @@ func (p *Panel) servePreview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{
 		"to_shop": conv(plan.ToShop), "tagged": conv(plan.Tagged), "duplicates": dups,
 		"unnamed": conv(plan.Unnamed), "too_long": conv(plan.TooLong), "completed": plan.Completed,
+		"untagged": plan.Untagged,
 	})
 }
 

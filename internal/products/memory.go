@@ -443,6 +443,43 @@ func (m *Memory) Forget(key string) error {
 	})
 }
 
+// ForgetProduct forgets wrong — a product the household says is wrong for
+// item (the review pack's Wrong product) — wherever the item's entry holds
+// it: as its standing product (pinned or not), as its substitute, or both.
+// The entry's other product and its policy are kept; an entry left with
+// nothing is removed. It returns an error wrapping ErrNotRemembered when
+// the entry holds no such product (nothing is changed then).
+func (m *Memory) ForgetProduct(item string, wrong Product) error {
+	k := Key(item)
+	if k == "" {
+		return fmt.Errorf("products: forget a product of %q: the item name is empty after removing quantity and tags: %w", item, ErrNotRemembered)
+	}
+	if strings.TrimSpace(wrong.Name) == "" && wrong.URL == "" && wrong.ProductID == "" {
+		return fmt.Errorf("products: forget a product of %q: no product named: %w", k, ErrNotRemembered)
+	}
+	return m.update(func(f *file) error {
+		e, ok := f.Products[k]
+		forgot := false
+		if ok && e.Standing() && sameProduct(e, wrong) {
+			e = Product{Substitute: e.Substitute, Policy: e.Policy}
+			forgot = true
+		}
+		if ok && e.Substitute != nil && sameProduct(e.Substitute.product(), wrong) {
+			e.Substitute = nil
+			forgot = true
+		}
+		if !forgot {
+			return fmt.Errorf("products: forget %q for %q: %w", report.Clip(wrong.Name, 80), report.Clip(k, 80), ErrNotRemembered)
+		}
+		if !e.Standing() && e.Substitute == nil && e.Policy.IsZero() {
+			delete(f.Products, k)
+			return nil
+		}
+		f.Products[k] = e
+		return nil
+	})
+}
+
 // ForgetAll removes every entry and returns how many there were.
 func (m *Memory) ForgetAll() (int, error) {
 	n := 0

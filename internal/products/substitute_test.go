@@ -1,6 +1,7 @@
 package products
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -177,5 +178,83 @@ func TestOldFilesLoad(t *testing.T) {
 	}
 	if e, ok := m.Pinned("milk"); !ok || e.Name != "Natrel 2% Milk" {
 		t.Errorf("milk = %+v, %v", e, ok)
+	}
+}
+
+// TestForgetProduct: Wrong product forgets only the product that was
+// wrong — the standing one or the substitute — and keeps the other and the
+// household's policy.
+func TestForgetProduct(t *testing.T) {
+	pol := shoppinglist.Policy{AnyBrand: true}
+	tests := []struct {
+		name      string
+		pin       bool     // saltedButter pinned (else added by the agent)
+		sub       *Product // a substitute bought since
+		policy    shoppinglist.Policy
+		wrong     Product
+		forgot    bool
+		standing  string // after: Lookup's product ("" none)
+		subst     string // after: the substitute ("" none)
+		entryGone bool
+	}{
+		{"the standing product, a substitute and a policy kept", false, &margarine, pol,
+			Product{Name: saltedButter.Name, URL: saltedButter.URL, ProductID: saltedButter.ProductID}, true, "", margarine.Name, false},
+		{"a pinned standing product", true, nil, pol, saltedButter, true, "", "", false},
+		{"the substitute, the standing product kept", true, &yogurt, pol,
+			Product{Name: yogurt.Name, ProductID: yogurt.ProductID}, true, saltedButter.Name, "", false},
+		{"named by its name only", false, &yogurt, shoppinglist.Policy{}, Product{Name: "oikos plain greek yogurt 2%, 750 g"}, true, saltedButter.Name, "", false},
+		{"the only product, no policy: the entry goes", false, nil, shoppinglist.Policy{}, saltedButter, true, "", "", true},
+		{"another product: nothing forgotten", false, &margarine, pol,
+			Product{Name: yogurt.Name, ProductID: yogurt.ProductID}, false, saltedButter.Name, margarine.Name, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Open(t.TempDir(), "demo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.pin {
+				err = m.Pin("butter", saltedButter)
+			} else {
+				err = m.Added("butter", saltedButter)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.sub != nil {
+				if err := m.Record("butter", *tt.sub, Source{Substitute: true, Household: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tt.policy.IsZero() {
+				if err := m.SetPolicy("butter", tt.policy); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = m.ForgetProduct("2x Butter", tt.wrong)
+			if tt.forgot != (err == nil) || (!tt.forgot && !errors.Is(err, ErrNotRemembered)) {
+				t.Fatalf("ForgetProduct: %v, want forgot %v", err, tt.forgot)
+			}
+			e, ok := m.Entry("butter")
+			if tt.entryGone {
+				if ok {
+					t.Fatalf("entry left: %+v", e)
+				}
+				return
+			}
+			if !ok {
+				t.Fatal("the entry is gone")
+			}
+			sub := ""
+			if e.Substitute != nil {
+				sub = e.Substitute.Name
+			}
+			if e.Name != tt.standing || sub != tt.subst || e.Policy != tt.policy {
+				t.Errorf("after: standing %q, substitute %q, policy %+v; want %q, %q, %+v", e.Name, sub, e.Policy, tt.standing, tt.subst, tt.policy)
+			}
+			if e.Name == "" && (e.Pinned || e.URL != "" || e.TimesChosen != 0) {
+				t.Errorf("the forgotten product left traces: %+v", e.Product)
+			}
+		})
 	}
 }

@@ -87,7 +87,14 @@ type ItemResult struct {
 	Matches       int         `json:"matches,omitempty"`
 	ChosenBy      string      `json:"chosen_by,omitempty"`
 	PreviousPrice money.Price `json:"previous_price,omitzero"`
+	// NotAsked: added without the household's answer although the item
+	// says always ask (#ask) — the summary warns with NotAskedWarning.
+	NotAsked bool `json:"not_asked,omitempty"`
 }
+
+// NotAskedWarning is the warning of an item added without asking although
+// it says always ask (ItemResult.NotAsked).
+const NotAskedWarning = "added without asking, although the item says always ask (#ask)"
 
 // How the household chose an item's product (ItemResult.ChosenBy).
 const (

@@ -55,9 +55,17 @@ const (
 	// report (a unit of another product, more units than reported —
 	// report.ItemResult.Warnings).
 	WarnUnreportedUnit WarningKind = "unreported_unit"
-	// WarnMissing: reported added, but the cart did not gain it (or fewer
-	// units, or at another price — the cart review's warnings).
+	// WarnMissing: reported added, but the cart did not gain it (the cart
+	// review's warnings).
 	WarnMissing WarningKind = "missing"
+	// WarnQuantityShort: the cart gained fewer units than were reported.
+	WarnQuantityShort WarningKind = "quantity_short"
+	// WarnPriceDiffers: the cart's price is not the one the agent reported
+	// (any difference: it is what the checkout charges).
+	WarnPriceDiffers WarningKind = "price_differs"
+	// WarnNotAsked: added without the household's answer, although the
+	// item says always ask (report.ItemResult.NotAsked).
+	WarnNotAsked WarningKind = "not_asked"
 )
 
 // Warning is one thing about an item the household should check.
@@ -355,6 +363,9 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 			}
 			if w, ok := priceChange(r, pct); ok {
 				it.Warnings = append(it.Warnings, w)
+			}
+			if r.NotAsked {
+				it.Warnings = append(it.Warnings, Warning{Kind: WarnNotAsked, Message: report.NotAskedWarning})
 			}
 			for _, w := range r.Warnings {
 				it.Warnings = append(it.Warnings, Warning{Kind: WarnUnreportedUnit, Message: w})

@@ -38,7 +38,13 @@ func TestBuildConfidenceAndWarnings(t *testing.T) {
 		{"price up 2 %: over a 1 % threshold", added(func(r *report.ItemResult) { r.PreviousPrice = money.Parse("$5.39") }), nil, 1, Agent, 0, []WarningKind{WarnPriceChanged}},
 		{"price down 50 %", added(func(r *report.ItemResult) { r.PreviousPrice = money.Parse("$10.98") }), nil, 0, Agent, 0, []WarningKind{WarnPriceChanged}},
 		{"an unreported unit", added(func(r *report.ItemResult) { r.Warnings = []string{"its tab also added 1 × butter"} }), nil, 0, Agent, 0, []WarningKind{WarnUnreportedUnit}},
+		{"added without asking (#ask)", added(func(r *report.ItemResult) { r.NotAsked = true }), nil, 0, Agent, 0, []WarningKind{WarnNotAsked}},
+		{"added without asking and an unreported unit", added(func(r *report.ItemResult) {
+			r.NotAsked, r.Warnings = true, []string{"its tab also added 1 × butter"}
+		}), nil, 0, Agent, 0, []WarningKind{WarnNotAsked, WarnUnreportedUnit}},
 		{"missing from the cart", added(func(*report.ItemResult) {}), []ItemIssue{{Item: "milk", Kind: WarnMissing, Message: "not in the cart"}, {Item: "eggs", Kind: WarnMissing}}, 0, Agent, 0, []WarningKind{WarnMissing}},
+		{"fewer units in the cart", added(func(*report.ItemResult) {}), []ItemIssue{{Item: "milk", Kind: WarnQuantityShort, Message: "reported 2, the cart gained 1"}}, 0, Agent, 0, []WarningKind{WarnQuantityShort}},
+		{"another price in the cart: not a price change", added(func(*report.ItemResult) {}), []ItemIssue{{Item: "milk", Kind: WarnPriceDiffers, Message: "reported $5.49, the cart says $5.50"}}, 0, Agent, 0, []WarningKind{WarnPriceDiffers}},
 		{"sold out, not found", report.ItemResult{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeNotFound, Explanation: "Every product matching \"milk\" is out of stock."}, nil, 0, "", 0, []WarningKind{WarnOutOfStock}},
 	}
 	for _, tc := range tests {

@@ -420,6 +420,10 @@ func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
 		r.log.Warn("the item's cart changes differ from its result", "item", res.ItemName, "warning", w)
 		r.addWarning(res.ItemName + ": " + w)
 	}
+	if res.NotAsked {
+		r.log.Warn("the item was added without asking, although it says always ask", "item", res.ItemName)
+		r.addWarning(res.ItemName + ": " + report.NotAskedWarning)
+	}
 	r.log.Info("item finished", "item", res.ItemName, "outcome", res.Outcome, "product", res.ProductName,
 		"price", res.Price.Text, "turns", res.Turns, "attempts", res.Attempts, "duration", res.Duration.Round(time.Millisecond), "explanation", res.Explanation)
 	for _, d := range it.p.duplicates {
@@ -556,7 +560,7 @@ func (it *itemRun) resultFrom(e ending) report.ItemResult {
 	}
 	res.Warnings = it.cartWarnings(res)
 	if e.kind == endAdded && it.policy.Ask && !it.answered() {
-		res.Warnings = append(res.Warnings, "added without asking, although the item says always ask (#ask)")
+		res.NotAsked = true
 	}
 	return res
 }

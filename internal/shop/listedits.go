@@ -56,6 +56,11 @@ func (r *run) recheck(ctx context.Context, p *planned) bool {
 			}
 		})
 	}
+	if err == nil {
+		// The household's rules as the list says now (#nosub written, or
+		// "no substitute" put in the description, before the item's turn).
+		p.item.Tags, p.item.Description = fresh.Tags, fresh.Description
+	}
 	return true
 }
 

@@ -308,7 +308,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	}
 	r.shopAll(ctx, pl, known)
 	if ctx.Err() != nil {
-		return r.finish(ctx, pl, nil, res, true)
+		return r.finish(ctx, pl, r.stoppedReview(ctx, before), res, true)
 	}
 	if err := r.browserDead(); err != nil {
 		return r.fail(ctx, &pl, fmt.Errorf("the browser died and could not be started again (the items not shopped were left on the list): %w", err))
@@ -663,13 +663,7 @@ func (r *run) review(ctx context.Context, before *Cart) Review {
 			rev.Before = before
 		} else {
 			r.addUsage(after.Usage)
-			var results []report.ItemResult
-			for _, res := range r.orderedResults() {
-				if !r.isFromCart(res.ItemID) {
-					results = append(results, res)
-				}
-			}
-			rev = Compare(*before, after, results)
+			rev = r.compare(*before, after)
 		}
 	}
 	rev.CartURL = r.cfg.Store.CartURL
@@ -677,6 +671,68 @@ func (r *run) review(ctx context.Context, before *Cart) Review {
 		r.log.Warn("cart review", "kind", w.Kind, "item", w.Item, "warning", w.Message)
 	}
 	return rev
+}
+
+// compare is the review of the cart read after the run against before,
+// for the items this run shopped (not those a killed run had added).
+func (r *run) compare(before, after Cart) Review {
+	var results []report.ItemResult
+	for _, res := range r.orderedResults() {
+		if !r.isFromCart(res.ItemID) {
+			results = append(results, res)
+		}
+	}
+	return Compare(before, after, results)
+}
+
+// stoppedCartWait bounds the reading of the cart after Stop.
+const stoppedCartWait = 15 * time.Second
+
+// stoppedReview reads the cart after a stopped run so that the review pack
+// carries it (the panel, and Home Assistant's Cart sensor and
+// gemini_supply_cart event, then show the cart as the stop left it). Only
+// by code — the profile's cart page reader; no model call after Stop — with
+// a fresh context bounded by stoppedCartWait. nil (no cart in the pack, as
+// before) when the store has no such reader, the browser is gone, or the
+// page cannot be read.
+func (r *run) stoppedReview(ctx context.Context, before *Cart) *Review {
+	cr := codeCartReader(r.cfg.Cart)
+	if cr == nil || r.host == nil || r.browserDead() != nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stoppedCartWait)
+	defer cancel()
+	after, err := cr.ReadCart(rctx, r.host)
+	if err != nil {
+		r.log.Warn("reading the cart after Stop failed; the review pack has no cart", "err", err)
+		return nil
+	}
+	rev := Review{After: &after, Changes: []LineChange{}, Warnings: []Warning{}}
+	if before != nil {
+		rev = r.compare(*before, after)
+	}
+	rev.CartURL = r.cfg.Store.CartURL
+	r.log.Info("the cart was read after Stop", "lines", len(after.Lines), "units", after.Units(), "warnings", len(rev.Warnings))
+	return &rev
+}
+
+// codeCartReader is the part of a cart reader that reads the cart page by
+// code (no model call): a PageCartReader, or a FallbackCartReader's first
+// when it is one; nil otherwise.
+func codeCartReader(c CartReader) CartReader {
+	switch cr := c.(type) {
+	case *PageCartReader:
+		if cr == nil {
+			return nil
+		}
+		return cr
+	case *FallbackCartReader:
+		if cr == nil {
+			return nil
+		}
+		return codeCartReader(cr.First)
+	}
+	return nil
 }
 
 // fail ends a run that could not run.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // TestRunOutcomes: every kind of outcome, with the list, the journal, the
@@ -879,5 +881,111 @@ func TestReportUpdatesListAndJournalAtOnce(t *testing.T) {
 		if ji.Name == "2x Milk" && (ji.Result == nil || ji.Result.Outcome != report.OutcomeDuplicate || ji.DuplicateOf != "id1") {
 			t.Errorf("duplicate in the journal = %+v", ji)
 		}
+	}
+}
+
+// countingReader is a cart reader (the model's, in production) that counts
+// its readings.
+type countingReader struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingReader) ReadCart(context.Context, Host) (Cart, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return Cart{Lines: []CartLine{}}, nil
+}
+
+func (c *countingReader) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// TestStoppedRunReadsTheCartByCode: after Stop the cart is read once more
+// by the cart page reader (no model), so the review pack — and Home
+// Assistant's Cart sensor and event, which follow run_finished's pack —
+// carry the cart as the stop left it. A store read only by the model gets
+// no reading after Stop (and no cart in the pack).
+func TestStoppedRunReadsTheCartByCode(t *testing.T) {
+	for _, byCode := range []bool{true, false} {
+		t.Run(fmt.Sprintf("by code %v", byCode), func(t *testing.T) {
+			p := newFakeProvider("a", "b")
+			h := &fakeHost{authed: true}
+			var mu sync.Mutex
+			rows := []browser.Row{row("m1", "Milk 2 L", "1", "$5.49", "")}
+			h.tabFor = func(ft *fakeTab) Tab {
+				mu.Lock()
+				defer mu.Unlock()
+				return &cartPage{fakeTab: ft, root: true, empty: true, rows: slices.Clone(rows)}
+			}
+			started := make(chan string, 4)
+			a := newFakeAgent(map[string]behaviour{"a": added("Apples 1 kg", "$3.99"), "b": blocks(started)})
+			cfg := baseConfig(t, p, h, a)
+			cfg.Concurrency = 1
+			model := &countingReader{}
+			page := &PageCartReader{CartURL: "https://shop.test/cart", Page: store.CartPage{Root: "#cart", Line: ".line", Empty: "#empty", Exact: true}}
+			if byCode {
+				cfg.Cart = &FallbackCartReader{First: page, Then: model}
+			} else {
+				cfg.Cart = model
+			}
+			cfg.Bus = &runstatus.Bus{}
+			events := collect(cfg.Bus)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan Result, 1)
+			go func() {
+				res, _ := Run(ctx, cfg)
+				done <- res
+			}()
+			select {
+			case <-started:
+			case <-time.After(90 * time.Second): // bounds a hang only
+				t.Fatal("agent b did not start")
+			}
+			mu.Lock()
+			rows = append(rows, row("a1", "Apples 1 kg", "1", "$3.99", ""))
+			mu.Unlock()
+			before := model.count()
+			cancel()
+			var res Result
+			select {
+			case res = <-done:
+			case <-time.After(90 * time.Second): // bounds a hang only
+				t.Fatal("the run did not stop")
+			}
+			if res.State != runstatus.StateCancelled {
+				t.Fatalf("state %s", res.State)
+			}
+			if model.count() != before {
+				t.Errorf("the model read the cart after Stop (%d readings, %d before)", model.count(), before)
+			}
+			var finished *runstatus.Event
+			for _, e := range events() {
+				if e.Kind == runstatus.KindRunFinished {
+					finished = &e
+				}
+			}
+			if finished == nil {
+				t.Fatal("no run_finished")
+			}
+			if !byCode {
+				if res.Pack == nil || res.Pack.Cart != nil || (finished.Pack != nil && finished.Pack.Cart != nil) {
+					t.Errorf("a cart in the pack without a code reader: %+v", res.Pack)
+				}
+				return
+			}
+			if res.Pack == nil || res.Pack.Cart == nil || res.Pack.Cart.Units() != 2 || len(res.Pack.Cart.Lines) != 2 {
+				t.Fatalf("the pack's cart after Stop: %+v", res.Pack)
+			}
+			if finished.Pack == nil || finished.Pack.Cart == nil || finished.Pack.Cart.Units() != 2 {
+				t.Errorf("run_finished carries no cart: %+v", finished.Pack)
+			}
+			if res.Review == nil || len(res.Review.Warnings) != 0 {
+				t.Errorf("review after Stop: %+v (apples reported and in the cart: no warning)", res.Review)
+			}
+		})
 	}
 }

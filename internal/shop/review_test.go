@@ -6,6 +6,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 )
 
 func line(id, name string, qty int, price string) CartLine {
@@ -100,5 +101,23 @@ func TestCompareMissingMessageNamesItem(t *testing.T) {
 	}
 	if got := rev.WarningTexts(); len(got) != 1 || got[0] != rev.Warnings[0].Message {
 		t.Errorf("texts = %v", got)
+	}
+}
+
+// The cart review's warnings about an item keep their meaning in the review
+// pack: fewer units is not "missing", and another price in the cart than
+// reported is not a price change since last time (which has a threshold).
+func TestPackKind(t *testing.T) {
+	for _, tc := range []struct {
+		in   WarningKind
+		want reviewpack.WarningKind
+	}{
+		{WarnMissing, reviewpack.WarnMissing},
+		{WarnQuantity, reviewpack.WarnQuantityShort},
+		{WarnPrice, reviewpack.WarnPriceDiffers},
+	} {
+		if got := packKind(tc.in); got != tc.want {
+			t.Errorf("packKind(%s) = %s, want %s", tc.in, got, tc.want)
+		}
 	}
 }

@@ -191,6 +191,18 @@ func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.
 		URL:         strings.TrimSpace(argString(args, "url")),
 		Quantity:    qty,
 	}}
+	if own, ok := ts.item.noSubRefuses(e.added); ok {
+		// Never substitute: another product than the item's own is a
+		// substitute, however it got into the cart (the remembered one
+		// sold out, and the agent added another directly).
+		ts.item.r.log.Warn("a substitute was reported for an item that is never substituted; not recorded",
+			"item", ts.item.p.item.Name, "reported", name, "product", own)
+		return agent.ToolOutput{Response: map[string]any{
+			"error": fmt.Sprintf("Not recorded: the household never wants a substitute for this item (never substitute), "+
+				"and %q is not its product %q. Remove %q from the cart, then call %s saying %q cannot be bought.",
+				name, own, name, ToolReportNotFound, own),
+		}}, nil
+	}
 	if !ts.att.claim(e) {
 		return agent.ToolOutput{Response: map[string]any{"status": "ignored: the item was already reported"}, End: true}, nil
 	}
@@ -342,6 +354,54 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 		ts.onEnd(ctx, e)
 	}
 	return agent.ToolOutput{Response: map[string]any{"answer": "nothing"}, End: true, Payload: e}, nil
+}
+
+// noSubRefuses reports whether a reported add is a substitute the item's
+// "never substitute" rule refuses, and names the item's own product: with
+// the rule and a remembered (or pinned) product, any other product is a
+// substitute — unless the household chose it (its answer to a question, or
+// its typed alternative). With nothing remembered, the agent's pick is the
+// item's product, not a substitute.
+func (it *itemRun) noSubRefuses(a shoppinglist.Added) (own string, refused bool) {
+	if !it.policy.NoSub {
+		return "", false
+	}
+	it.mu.Lock()
+	household := it.chosen != nil
+	it.mu.Unlock()
+	if household || it.fromUser {
+		return "", false
+	}
+	var owns []Remembered
+	if rem := it.remembered; rem != nil && strings.TrimSpace(rem.Name) != "" {
+		owns = append(owns, *rem)
+	}
+	if prefs := it.r.cfg.Preferences; prefs != nil {
+		if pref, ok := prefs.Lookup(it.p.item.Name); ok && strings.TrimSpace(pref.Name) != "" {
+			owns = append(owns, Remembered{Name: pref.Name, URL: pref.URL, ProductID: pref.ProductID, Price: pref.Price})
+		}
+	}
+	if len(owns) == 0 {
+		return "", false
+	}
+	for _, o := range owns {
+		if isOwnProduct(o, a) {
+			return "", false
+		}
+	}
+	return owns[0].Name, true
+}
+
+// isOwnProduct: the reported product is the remembered one — the same
+// product page, the same name, or the same words in its name.
+func isOwnProduct(own Remembered, a shoppinglist.Added) bool {
+	if p := urlPath(own.URL); p != "" && p == urlPath(a.URL) {
+		return true
+	}
+	if strings.EqualFold(strings.TrimSpace(own.Name), strings.TrimSpace(a.ProductName)) {
+		return true
+	}
+	return sameName(a.ProductName, "", own.Name)
 }
 
 // questionReason reads present_options' reason; a missing or unknown one

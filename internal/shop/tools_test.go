@@ -2,12 +2,16 @@ package shop
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 // A question about a sold-out product is never read as "several match"
@@ -58,5 +62,92 @@ func TestItemRules(t *testing.T) {
 	}
 	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeNotFound || !strings.Contains(p.notFound["id1"], "never substitute") || len(r.questions) != 0 {
 		t.Errorf("butter #nosub: %+v, list %q, %d questions", it, p.notFound["id1"], len(r.questions))
+	}
+	// #ask with a channel, but the model adds without asking: the item
+	// says so, typed not_asked in the review pack (not a cart problem).
+	p = newFakeProvider("bananas #ask")
+	r = &fakeResolver{answer: func(choice.Question) (choice.Answer, error) { return choice.Answer{Kind: choice.KindProduct}, nil }}
+	cfg = baseConfig(t, p, &fakeHost{authed: true}, newFakeAgent(map[string]behaviour{"bananas": added("Bananas", "$1.99")}))
+	cfg.Resolver = r
+	if res, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeAdded || !it.NotAsked || len(it.Warnings) != 0 ||
+		!slices.Contains(res.Summary.Warnings, "bananas: "+report.NotAskedWarning) {
+		t.Errorf("bananas #ask added unasked: %+v, summary warnings %q", it, res.Summary.Warnings)
+	}
+	if res.Pack == nil || len(res.Pack.Items) != 1 || len(res.Pack.Items[0].Warnings) != 1 || res.Pack.Items[0].Warnings[0].Kind != reviewpack.WarnNotAsked {
+		t.Errorf("review pack: %+v", res.Pack)
+	}
+	// The same rule written in the item's description, in French.
+	p = newFakeProvider("butter")
+	p.items[0].Description = "Pas de substitut, merci"
+	r = &fakeResolver{answer: func(choice.Question) (choice.Answer, error) { return choice.Answer{Kind: choice.KindProduct}, nil }}
+	cfg = baseConfig(t, p, &fakeHost{authed: true}, newFakeAgent(map[string]behaviour{"butter": soldOut}))
+	cfg.Resolver = r
+	if res, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeNotFound || !strings.Contains(p.notFound["id1"], "never substitute") || len(r.questions) != 0 {
+		t.Errorf("butter described \"pas de substitut\": %+v, list %q, %d questions", it, p.notFound["id1"], len(r.questions))
+	}
+}
+
+// Never substitute, where the add is reported: with a remembered product,
+// another product reported added (the remembered one sold out and the agent
+// added another directly) is refused and the agent told to report not
+// found; the remembered product, the household's own choice, or any pick
+// when nothing is remembered is recorded.
+func TestReportAddedKeepsNeverSubstitute(t *testing.T) {
+	butter := Remembered{Name: "Lactantia Salted Butter 454 g", URL: "https://store.test/p/butter-salted-454g?ref=x", ProductID: "butter-salted-454g"}
+	margarine := map[string]any{"item_name": "Becel Margarine 907 g", "price_text": "$7.49", "url": "https://store.test/p/margarine-907g", "quantity": 1.0}
+	tests := []struct {
+		name       string
+		nosub      bool
+		remembered *Remembered
+		pref       *PreferredProduct
+		chosen     bool
+		fromUser   bool
+		args       map[string]any
+		recorded   bool
+	}{
+		{"another product for a remembered one", true, &butter, nil, false, false, margarine, false},
+		{"another product for a pinned one", true, nil, &PreferredProduct{Name: "Lactantia Salted Butter 454 g", URL: "https://store.test/p/butter-salted-454g"}, false, false, margarine, false},
+		{"the remembered product, by its page", true, &butter, nil, false, false,
+			map[string]any{"item_name": "Salted butter", "price_text": "$6.99", "url": "https://store.test/p/butter-salted-454g/", "quantity": 1.0}, true},
+		{"the remembered product, by its name", true, &butter, nil, false, false,
+			map[string]any{"item_name": "lactantia salted butter, 454 g", "price_text": "$6.99", "url": "https://store.test/search?q=butter", "quantity": 1.0}, true},
+		{"nothing remembered: the agent's pick is the item's product", true, nil, nil, false, false, margarine, true},
+		{"the household chose it", true, &butter, nil, true, false, margarine, true},
+		{"the household typed it", true, &butter, nil, false, true, margarine, true},
+		{"without the rule", false, &butter, nil, false, false, margarine, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{}
+			if tt.pref != nil {
+				cfg.Preferences = &fakePrefs{m: map[string]PreferredProduct{"butter": *tt.pref}}
+			}
+			it := &itemRun{r: &run{cfg: cfg, log: slog.New(slog.DiscardHandler)}, p: &planned{item: shoppinglist.Item{ID: "b", Name: "butter", Product: "butter", Quantity: 1}},
+				query: "butter", policy: shoppinglist.Policy{NoSub: tt.nosub}, remembered: tt.remembered, fromUser: tt.fromUser}
+			if tt.chosen {
+				it.chosen = &chosenOption{opt: choice.Option{Name: "Becel Margarine 907 g"}, substitute: false}
+			}
+			ended := 0
+			ts := &toolSet{item: it, att: &attempt{}, onEnd: func(context.Context, ending) { ended++ }}
+			out, err := ts.reportAdded(context.Background(), tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ended == 1 && out.End && ts.att.ending() != nil; got != tt.recorded {
+				t.Fatalf("recorded %v, want %v: %v", got, tt.recorded, out.Response)
+			}
+			if !tt.recorded {
+				msg, _ := out.Response["error"].(string)
+				if out.End || !strings.Contains(msg, ToolReportNotFound) || !strings.Contains(msg, "Lactantia Salted Butter") {
+					t.Errorf("refusal does not tell the agent to report not found: %+v", out)
+				}
+			}
+		})
 	}
 }

@@ -260,6 +260,23 @@ func OnlyTagged(items []Item) []Item {
 	return out
 }
 
+// PlanRetry is the plan of "Retry failed": only the open items an earlier
+// run tagged #404 or #failed (OnlyTagged, retried), with the open untagged
+// items it leaves out counted in Untagged and the completed ones in
+// Completed.
+func PlanRetry(items []Item) Plan {
+	p := PlanRun(OnlyTagged(items), true)
+	for _, it := range items {
+		switch {
+		case it.Status == StatusCompleted:
+			p.Completed++
+		case !it.RunTagged():
+			p.Untagged++
+		}
+	}
+	return p
+}
+
 // RunTagged reports whether an earlier run tagged the item #404 or #failed.
 func (it Item) RunTagged() bool {
 	return it.HasTag(TagNotFound) || it.HasTag(TagFailed)
@@ -304,6 +321,10 @@ type Plan struct {
 	TooLong []Item
 	// Completed counts the items already completed.
 	Completed int
+	// Untagged counts the open items a retry of the tagged items leaves
+	// out (not tagged #404 or #failed: an ordinary run shops them); 0 for
+	// an ordinary run's plan (PlanRetry).
+	Untagged int
 }
 
 // NameTooLong reports whether an item name is over MaxNameRunes (spaces

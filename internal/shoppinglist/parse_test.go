@@ -233,3 +233,37 @@ func BenchmarkParse(b *testing.B) {
 		Parse(raws[i%len(raws)])
 	}
 }
+
+// Retry failed shops only the tagged items, and says how many open items
+// it leaves out.
+func TestPlanRetry(t *testing.T) {
+	mk := func(id, raw string, status Status) Item {
+		it := Item{ID: id, Status: status}
+		it.SetName(raw)
+		return it
+	}
+	tests := []struct {
+		name      string
+		items     []Item
+		toShop    []string
+		untagged  int
+		completed int
+	}{
+		{"nothing tagged", []Item{mk("1", "milk", StatusNeedsAction), mk("2", "eggs", StatusNeedsAction), mk("3", "bread", StatusCompleted)}, nil, 2, 1},
+		{"one tagged among open items", []Item{mk("1", "milk", StatusNeedsAction), mk("2", "saffron #404", StatusNeedsAction), mk("3", "rice #FAILED", StatusNeedsAction), mk("4", "tea #costco", StatusNeedsAction)}, []string{"2", "3"}, 2, 0},
+		{"a completed tagged item is not retried", []Item{mk("1", "saffron #404", StatusCompleted)}, nil, 0, 1},
+		{"empty", nil, nil, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := PlanRetry(tt.items)
+			var got []string
+			for _, it := range p.ToShop {
+				got = append(got, it.ID)
+			}
+			if !reflect.DeepEqual(got, tt.toShop) || p.Untagged != tt.untagged || p.Completed != tt.completed {
+				t.Errorf("to shop %v, untagged %d, completed %d; want %v, %d, %d", got, p.Untagged, p.Completed, tt.toShop, tt.untagged, tt.completed)
+			}
+		})
+	}
+}

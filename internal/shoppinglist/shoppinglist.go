@@ -37,6 +37,11 @@ type Item struct {
 	Tags []string
 	// Explanation is the last run's explanation or failure reason, if any.
 	Explanation string
+	// Description is the household's own description of the item (a Home
+	// Assistant item's description not written by a run; a YAML item's
+	// description key). A run never changes it; its policy phrases ("no
+	// substitute", "always ask", "any brand") count (DescriptionPolicy).
+	Description string
 	// Quantity is parsed from Name (1 when it names none).
 	Quantity int
 	// Product is Name without its quantity ("milk" for "2x milk").

@@ -57,6 +57,9 @@ const (
 	keyStatus      = "status"
 	keyTags        = "tags"
 	keyExplanation = "explanation"
+	// keyDescription is the household's own description of the item; a run
+	// reads it (its policy phrases count) and never writes it.
+	keyDescription = "description"
 	keyError       = "error"
 	keyProduct     = "product"
 	keyPriceText   = "price_text"
@@ -81,6 +84,7 @@ var legacyAddedKeys = []string{keyProduct, keyPriceText, keyPriceCents, keyURL}
 //	    status: needs_action        # or completed
 //	    tags: ["#404"]
 //	    quantity: 2                  # what the person asks for (optional; a run never changes it)
+//	    description: no substitute   # the person's (optional; a run never changes it)
 //	    explanation: …               # set by MarkNotFound
 //	    error: …                     # set by MarkFailed
 //	    added:                       # set by MarkCompleted: what the run put in the cart
@@ -578,6 +582,12 @@ func readItem(m *yaml.Node, ferr errorf) (Item, error) {
 	it.Explanation = explanation
 	if it.Explanation == "" {
 		it.Explanation = reason
+	}
+	// The household's description: text only. Another shape (a list, a
+	// mapping) was a key of the person's own before it meant anything
+	// here; it sets nothing rather than make the list unreadable.
+	if _, v := lookup(m, keyDescription); v != nil && v.Kind == yaml.ScalarNode && !isNull(v) {
+		it.Description = v.Value
 	}
 	for _, key := range []string{keyProduct, keyPriceText, keyURL} {
 		if _, err := str(key); err != nil {

@@ -462,7 +462,7 @@ async function startWithPreview(retry) {
   pendingStart = body || '';
   const n = plan.to_shop.length;
   $('preview-title').textContent = retry ? t('preview_retry') : t('preview_start');
-  $('preview-text').textContent = n ? t(n === 1 ? 'preview_one' : 'preview_many', { n }) : t('preview_none');
+  $('preview-text').textContent = n ? t(n === 1 ? 'preview_one' : 'preview_many', { n }) : t(retry ? 'preview_retry_none' : 'preview_none');
   $('preview-list').replaceChildren(...plan.to_shop.map((it) =>
     el('li', { textContent: `${itemLabel(it.product, it.quantity)}${it.tags && it.tags.length ? '  ' + it.tags.join(' ') : ''}` })));
   const skipped = [];
@@ -470,6 +470,7 @@ async function startWithPreview(retry) {
   if (plan.duplicates.length) skipped.push(t('skipped_duplicates', { n: plan.duplicates.length }));
   if (plan.unnamed.length) skipped.push(t('skipped_unnamed', { n: plan.unnamed.length }));
   if (plan.too_long && plan.too_long.length) skipped.push(t('skipped_too_long', { n: plan.too_long.length }));
+  if (plan.untagged) skipped.push(t('skipped_untagged', { n: plan.untagged }));
   if (plan.completed) skipped.push(t('skipped_completed', { n: plan.completed }));
   $('preview-skipped').textContent = skipped.length ? t('skipped', { list: skipped.join('; ') }) : '';
   $('preview-go').disabled = n === 0;
