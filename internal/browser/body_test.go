@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -90,6 +91,14 @@ func orderRequests() []orderRequest {
 		{name: "X-HTTP-Method on a GET", method: "GET", path: "/en/online-grocery/lists/save", headers: map[string]string{"X-HTTP-Method": "POST"}},
 		{name: "_method in the query", method: "POST", path: "/en/online-grocery/cart/add?_method=DELETE"},
 		{name: "_method in the body", method: "POST", path: "/en/online-grocery/cart/add", ctype: "application/x-www-form-urlencoded", body: "productCode=1&_method=PUT"},
+		// Run-together, all-caps and digit spellings (audit of issue 24).
+		{name: "run-together createorder", method: "POST", path: "/en/online-grocery/cart/createorder"},
+		{name: "versioned createOrderV2", method: "POST", path: "/en/online-grocery/cart/createOrderV2"},
+		{name: "run-together paynow", method: "POST", path: "/en/online-grocery/cart/paynow"},
+		{name: "all-caps PAYNOW", method: "POST", path: "/en/online-grocery/cart/PAYNOW"},
+		{name: "order with a digit", method: "POST", path: "/en/online-grocery/cart/order2"},
+		{name: "run-together flow event", method: "POST", path: "/en/online-grocery/cart?_eventId=ordernow"},
+		{name: "run-together in a body", method: "POST", path: "/en/online-grocery/cart", ctype: "application/x-www-form-urlencoded", body: "productCode=1&action=paynow"},
 	}
 }
 
@@ -157,6 +166,27 @@ func TestProxyReadsBodiesAndParameters(t *testing.T) {
 	}
 	if got := site.reached("/en/online-grocery/cart/add"); len(got) != 1 {
 		t.Fatalf("the long body reached the store: %d requests", len(got))
+	}
+	// An encoded body is not read as what it encodes: any Content-Encoding
+	// but identity is refused (a gzipped _eventId=placeOrder passed).
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte("_eventId=placeOrder"))
+	_ = zw.Close()
+	for _, enc := range []string{"gzip", "br", "identity, deflate"} {
+		r := orderRequest{name: "encoded body", method: "POST", path: "/en/online-grocery/cart/add?enc=" + url.QueryEscape(enc), ctype: "application/x-www-form-urlencoded", body: gz.String(), headers: map[string]string{"Content-Encoding": enc}}
+		if code, body := do(r); code != http.StatusForbidden || !strings.Contains(body, "encoded body") {
+			t.Errorf("a body with Content-Encoding %q: status %d (%q), want the proxy's 403", enc, code, body)
+		}
+	}
+	if got := site.reached("/en/online-grocery/cart/add?enc="); len(got) > 0 {
+		t.Fatalf("encoded bodies reached the store:\n%s", strings.Join(got, "\n"))
+	}
+	ident := add
+	ident.path = "/en/online-grocery/cart/add?enc=identity"
+	ident.headers = map[string]string{"Content-Encoding": "identity"}
+	if code, _ := do(ident); code != http.StatusOK {
+		t.Fatalf("a cart add with Content-Encoding identity: status %d, want 200", code)
 	}
 }
 

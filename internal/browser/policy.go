@@ -209,15 +209,38 @@ func (h *Host) popupNavigation(st *pageState, raw string) {
 	})
 }
 
-// tagLoginRequests makes the login tab's document requests (its pages and
-// frames, every redirect hop: each hop is paused again) and its requests
-// to the login hosts carry a new login token (loginHeader): a CDP session
-// of the tab's own pauses each request and continues those with the header
-// added (loginTagged). A store page shown in the login tab gets no
-// relaxation for its scripts' requests: a fetch to an account path meets
-// the plain policy. It returns the token. Cross-site frames live in
-// targets of their own; loginRequest covers what they fetch from the
-// identity site.
+// mainFrameOf returns the id of the main frame of the session's page ("" if
+// the page does not say).
+func mainFrameOf(sess playwright.CDPSession) string {
+	id, _ := mainFrameField(sess, "id")
+	return id
+}
+
+// mainFrameField reads one field of the main frame of the session's page
+// as the browser has it now (its "url" is the committed document's, while
+// a navigation of it is pending).
+func mainFrameField(sess playwright.CDPSession, field string) (string, bool) {
+	res, err := sess.Send("Page.getFrameTree", nil)
+	if err != nil {
+		return "", false
+	}
+	m, _ := res.(map[string]any)
+	ft, _ := m["frameTree"].(map[string]any)
+	f, _ := ft["frame"].(map[string]any)
+	v, ok := f[field].(string)
+	return v, ok
+}
+
+// tagLoginRequests makes the login tab's document navigations (its pages
+// and frames, every redirect hop: each hop is paused again), the identity
+// site's form post back to the store and its requests to the login hosts
+// carry a new login token (loginHeader): a CDP session of the tab's own
+// pauses each request and continues those with the header added
+// (loginTagged). A store page shown in the login tab gets no relaxation
+// for its scripts' requests nor its form posts: a fetch or a form POST to
+// an account path meets the plain policy. It returns the token.
+// Cross-site frames live in targets of their own; loginRequest covers what
+// they fetch from the identity site.
 func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, error) {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
@@ -228,10 +251,12 @@ func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, er
 	if err != nil {
 		return "", fmt.Errorf("opening the login tab's CDP session: %w", err)
 	}
+	mainFrameID := mainFrameOf(sess)
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
 			id, _ := ev["requestId"].(string)
-			if !h.loginTagged(ev) {
+			topURL := func() string { u, _ := mainFrameField(sess, "url"); return u }
+			if !h.loginTagged(ev, mainFrameID, topURL) {
 				// A script's request, an image, a frame's fetch…: the plain
 				// policy, like any tab's.
 				_, _ = sess.Send("Fetch.continueRequest", map[string]any{"requestId": id})
@@ -259,16 +284,38 @@ func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, er
 }
 
 // loginTagged says which paused requests of the login tab get the token:
-// documents (the login's own navigations and form posts) and any request
-// to a login host.
-func (h *Host) loginTagged(ev map[string]any) bool {
-	if rt, _ := ev["resourceType"].(string); rt == "Document" {
-		return true
-	}
+//   - any request to a login host (the sign-in form's post, its scripts);
+//   - a document GET, in any frame (the login's navigations and redirects);
+//   - a document POST elsewhere only in the main frame while the page shown
+//     there (topURL, the document that sends it) is on a login-only host:
+//     the identity site's form post back to the store (OIDC form_post to
+//     metro's /signin-oidc; a 307 hop of the identity site's own post).
+//
+// So a store page held in the login tab cannot post a form, into a frame
+// or the tab, to an account or login path or outside the cart operations
+// with the login's permissions: it meets the plain policy.
+// mainFrameID "" (unknown) tags no such POST.
+func (h *Host) loginTagged(ev map[string]any, mainFrameID string, topURL func() string) bool {
 	r, _ := ev["request"].(map[string]any)
 	raw, _ := r["url"].(string)
 	u, err := url.Parse(raw)
-	return err == nil && h.profile.LoginHostAllowed(u.Hostname())
+	if err != nil {
+		return false
+	}
+	if h.profile.LoginHostAllowed(u.Hostname()) {
+		return true
+	}
+	if rt, _ := ev["resourceType"].(string); rt != "Document" {
+		return false
+	}
+	if m, _ := r["method"].(string); m == "GET" {
+		return true
+	}
+	if fid, _ := ev["frameId"].(string); mainFrameID == "" || fid != mainFrameID {
+		return false
+	}
+	top, err := url.Parse(topURL())
+	return err == nil && h.loginOnlyHost(top.Hostname())
 }
 
 // guard is a tab's navigation guard: a CDP session of the tab's own
@@ -284,16 +331,7 @@ func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 	if err != nil {
 		return fmt.Errorf("browser: opening the tab guard's CDP session: %w", err)
 	}
-	mainFrameID := ""
-	if res, err := sess.Send("Page.getFrameTree", nil); err == nil {
-		if m, ok := res.(map[string]any); ok {
-			if ft, ok := m["frameTree"].(map[string]any); ok {
-				if f, ok := ft["frame"].(map[string]any); ok {
-					mainFrameID, _ = f["id"].(string)
-				}
-			}
-		}
-	}
+	mainFrameID := mainFrameOf(sess)
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
 			h.onPaused(sess, mainFrameID, st, ev)

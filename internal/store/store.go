@@ -225,9 +225,10 @@ var orderPaths = []string{
 	"/confirm-order", "/confirmorder", "/confirm_order", "/purchase",
 }
 
-// orderWords, found as a word anywhere in a state-changing request's path
-// or query ("/cart/pay", "/cart/confirmOrder", "?_eventId=placeOrder"),
-// refuse it even under a cart path: a cart operation never needs them.
+// orderWords, found as a word anywhere in a state-changing request's path,
+// query or body ("/cart/pay", "/cart/confirmOrder", "?_eventId=placeOrder";
+// see orderWordIn for words holding one), refuse it even under a cart
+// path: a cart operation never needs them.
 var orderWords = map[string]bool{
 	"checkout": true, "pay": true, "payment": true, "order": true, "orders": true, "placeorder": true,
 	"submitorder": true, "confirmorder": true, "purchase": true, "finalize": true, "finalise": true,
@@ -649,17 +650,34 @@ func decodeFormPart(s string) string {
 	return s
 }
 
-// strongOrderWords are order words long enough to be refused inside a
-// longer word too ("expressCheckout", "placeOrderNow", "check-out" once
-// the separators are dropped); the short ones ("pay", "order") only as a
-// word of their own or a camel-case part ("createOrder", "payNow"), so
-// "display" or "reorder" stay harmless.
+// strongOrderWords are order words long enough to be refused anywhere in
+// the text with its separators dropped ("expressCheckout", "check-out",
+// "cart-express-check-out").
 var strongOrderWords = []string{"checkout", "payment", "placeorder", "submitorder", "confirmorder", "purchase", "finalize", "finalise"}
 
-// orderWordIn returns the order word text names, if any: a word (letters
-// and digits) that is an order word, a camel-case part of a word that is
-// one, or a strong order word inside a word or inside the text with its
-// separators dropped.
+// shortOrderWords are refused anywhere inside a word, whatever its case,
+// digits or run-together spelling: "createOrder", "createorder",
+// "createOrderV2", "order2", "ordernow", "doPayNow", "paynow", "PAYNOW",
+// "reorder", "preorder". A false refusal of a state change is safe (the
+// agent reports it), a false allow is not; so only notShortOrderWords and
+// tokens (maxWord) are spared.
+var shortOrderWords = []string{"order", "pay"}
+
+// notShortOrderWords are whole words holding a short order word that name
+// no operation and may well be in a cart request (a product, a JSON
+// wrapper, a style). A word merely containing one ("paydayOrder") is not
+// spared. "reorder" is not here: on a grocery site it orders again.
+var notShortOrderWords = map[string]bool{
+	"border": true, "borders": true, "papaya": true, "papayas": true, "payday": true, "payload": true,
+}
+
+// orderWordIn returns the order word text names, if any. text is split
+// into words (runs of letters and digits); a word names one when it is an
+// order word ("pay", "placeOrder"), or holds a short one anywhere
+// (shortOrderWords; not a notShortOrderWords word, not a token); and the
+// text names one when, with its separators dropped, it holds a strong one
+// anywhere (strongOrderWords). Words are case-folded (upper then lower, so
+// "ſ" is "s").
 func orderWordIn(text string) (string, bool) {
 	var joined strings.Builder
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
@@ -668,12 +686,12 @@ func orderWordIn(text string) (string, bool) {
 		if orderWords[lw] {
 			return lw, true
 		}
-		if len(w) > maxCamelWord || strings.ContainsFunc(w, unicode.IsDigit) {
-			continue // a token (base64, a hash), not an identifier
+		if notShortOrderWords[lw] || isToken(w) {
+			continue
 		}
-		for _, part := range camelParts(w) {
-			if lp := strings.ToLower(strings.ToUpper(part)); orderWords[lp] {
-				return lp, true
+		for _, sw := range shortOrderWords {
+			if strings.Contains(lw, sw) {
+				return sw, true
 			}
 		}
 	}
@@ -686,25 +704,29 @@ func orderWordIn(text string) (string, bool) {
 	return "", false
 }
 
-// maxCamelWord is the longest word split into camel-case parts: longer
-// ones, and any with a digit, are tokens (a session's base64, a hash) in
-// which "Pay" or "Order" turn up by chance, not names of operations.
-const maxCamelWord = 40
+// maxWord is the longest word that may name an operation: a longer one
+// with at least minTokenDigits digits is a token (a session's base64, a
+// hash) in which "pay" or "order" turn up by chance, and only strong order
+// words are looked for in it. Shorter tokens are read like any word: one
+// that holds "pay" by chance is refused, which is safe (hexadecimal tokens
+// such as a UUID CSRF token never do).
+const (
+	maxWord        = 40
+	minTokenDigits = 3
+)
 
-// camelParts splits a word where a lower-case letter is followed by an
-// upper-case one ("placeOrderNow" → place, Order, Now).
-func camelParts(w string) []string {
-	var parts []string
-	start := 0
-	rs := []rune(w)
-	for i := 1; i < len(rs); i++ {
-		prev, cur := rs[i-1], rs[i]
-		if unicode.IsUpper(cur) && !unicode.IsUpper(prev) {
-			parts = append(parts, string(rs[start:i]))
-			start = i
+// isToken reports whether w is a token rather than a name (see maxWord).
+func isToken(w string) bool {
+	if len(w) <= maxWord {
+		return false
+	}
+	digits := 0
+	for _, r := range w {
+		if unicode.IsDigit(r) {
+			digits++
 		}
 	}
-	return append(parts, string(rs[start:]))
+	return digits >= minTokenDigits
 }
 
 // ambiguousPath reports whether a raw path could be read differently by a

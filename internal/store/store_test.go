@@ -288,8 +288,34 @@ func TestCheckRequest(t *testing.T) {
 		{"compound in a value", metro, "POST", "https://www.metro.ca/api/cart/update?next=cart-express-check-out", false, RuleOrder, "checkout"},
 		{"_method parameter", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?_method=DELETE", false, RuleStateChange, "_method"},
 		{"_method parameter, encoded, on a GET", demo, "GET", "https://www.metro.ca/api/cart?%5Fmethod=PUT", false, RuleStateChange, "_method"},
-		{"a token with Pay in it is not pay", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?state=x7PayQ2r_Zk9OrderB1", false, RuleAllowed, ""},
-		{"display is not pay", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/update?display=grid&sort=reorder", false, RuleAllowed, ""},
+		{"display is not pay", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/update?display=grid&sort=name", false, RuleAllowed, ""},
+		// Run-together, all-caps and digit spellings (audit of issue 24: each
+		// passed before).
+		{"run-together createorder", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/createorder", false, RuleOrder, "order"},
+		{"versioned createOrderV2", metro, "POST", "https://www.metro.ca/cart/createOrderV2", false, RuleOrder, "order"},
+		{"run-together paynow", metro, "POST", "https://www.metro.ca/cart/paynow", false, RuleOrder, "pay"},
+		{"all-caps PAYNOW", metro, "POST", "https://www.metro.ca/cart/PAYNOW", false, RuleOrder, "pay"},
+		{"order with a digit", metro, "POST", "https://www.metro.ca/cart/order2", false, RuleOrder, "order"},
+		{"run-together flow event", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?_eventId=ordernow", false, RuleOrder, "order"},
+		{"all-caps run-together with a version", metro, "POST", "https://www.metro.ca/api/cart/CREATEORDERV2", false, RuleOrder, "order"},
+		{"pay in the middle", metro, "POST", "https://www.metro.ca/api/cart/expresspaynow", false, RuleOrder, "pay"},
+		{"reorder orders again", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/update?sort=reorder", false, RuleOrder, "order"},
+		{"a spared word does not spare its compound", metro, "POST", "https://www.metro.ca/api/cart/paydayOrder", false, RuleOrder, "order"},
+		// Tokens: a short one holding "Pay" by chance is refused (safe); a
+		// long one (over 40 characters, 3+ digits) is not read for short
+		// words; a UUID never holds one.
+		{"a short token with Pay in it is refused", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?state=x7PayQ2r_Zk9OrderB1", false, RuleOrder, "pay"},
+		{"a long token with Pay in it is a token", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?state=x7PayQ2rZk9OrderB1aQ3mT8vLw0pXyZ4nKc5Rj6HdG", false, RuleAllowed, ""},
+		{"a long token still names a strong word", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?state=x7PayQ2rZk9CheckoutB1aQ3mT8vLw0pXyZ4nKc5Rj6", false, RuleOrder, "checkout"},
+		// The real cart operations still pass.
+		{"metro cart add with a CSRF token", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?productCode=0123&qty=2&CSRFToken=4f0b6c1e-9a2d-4e7f-b3c8-1d5e6f7a8b9c", false, RuleAllowed, ""},
+		{"metro add-to-cart", metro, "POST", "https://www.metro.ca/en/online-grocery/add-to-cart", false, RuleAllowed, ""},
+		{"metro cart entries", metro, "PUT", "https://www.metro.ca/api/cart-entries/0?quantity=2", false, RuleAllowed, ""},
+		{"metro postal code", metro, "POST", "https://www.metro.ca/en/online-grocery/postal-code?postalCode=H2X1Y4", false, RuleAllowed, ""},
+		{"metro delivery mode and time slot", metro, "POST", "https://www.metro.ca/en/online-grocery/delivery-mode/timeslot?store=Store-Selector", false, RuleAllowed, ""},
+		{"demo cart update", demo, "POST", "https://www.metro.ca/api/cart/update", false, RuleAllowed, ""},
+		{"demo consent", demo, "POST", "https://www.metro.ca/api/consent", false, RuleAllowed, ""},
+		{"a product named PayDay", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add?name=PayDay+bar&p=papaya&border=1", false, RuleAllowed, ""},
 		{"GET naming checkout in the query is a page", metro, "GET", "https://www.metro.ca/en/online-grocery/search?filter=expressCheckout", false, RuleAllowed, ""},
 	}
 	for _, tt := range tests {
@@ -347,7 +373,21 @@ func TestCheckBody(t *testing.T) {
 		{"demo cart add", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"productId":"bananas-bunch","quantity":1}`, true, RuleAllowed, ""},
 		{"demo cart update", demo, "POST", "https://www.metro.ca/api/cart/update", "application/json", `{"productId":"milk-2l","quantity":0}`, true, RuleAllowed, ""},
 		{"demo postal code", demo, "POST", "https://www.metro.ca/api/postal-code", "application/json", `{"postalCode":"H2X 1Y4"}`, true, RuleAllowed, ""},
-		{"metro cart entry", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "application/x-www-form-urlencoded", "productCode=0123&qty=2&display=list&sort=reorder", true, RuleAllowed, ""},
+		{"metro cart entry", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "application/x-www-form-urlencoded", "productCodePost=0123&qty=2&display=list&CSRFToken=4f0b6c1e-9a2d-4e7f-b3c8-1d5e6f7a8b9c", true, RuleAllowed, ""},
+		{"metro cart entries JSON", metro, "POST", "https://www.metro.ca/api/cart-entries", "application/json", `{"payload":{"product":{"code":"0123","name":"PayDay bar"},"quantity":1}}`, true, RuleAllowed, ""},
+		{"metro postal code form", metro, "POST", "https://www.metro.ca/en/online-grocery/postal-code", "application/x-www-form-urlencoded", "postalCode=H2X+1Y4&deliveryMode=pickup", true, RuleAllowed, ""},
+		{"demo cart add of papayas", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"productId":"papaya","quantity":2}`, true, RuleAllowed, ""},
+		// Run-together, all-caps and digit spellings in bodies (audit of
+		// issue 24).
+		{"form createorder", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "_eventId=createorder", true, RuleOrder, "order"},
+		{"form createOrderV2", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "action=createOrderV2", true, RuleOrder, "order"},
+		{"text paynow", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "text/plain", "action=paynow", true, RuleOrder, "pay"},
+		{"JSON PAYNOW", demo, "POST", "https://www.metro.ca/api/cart/add", "application/json", `{"productId":"x","next":"PAYNOW"}`, true, RuleOrder, "pay"},
+		{"JSON key order2", demo, "POST", "https://www.metro.ca/api/cart/update", "application/json", `{"order2":{"productId":"x"}}`, true, RuleOrder, "order"},
+		{"form flow event ordernow", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "_eventId=ordernow", true, RuleOrder, "order"},
+		{"multipart paynow", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"_eventId\"\r\n\r\nPAYNOW\r\n--XX--\r\n", true, RuleOrder, "pay"},
+		{"form reorder", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "application/x-www-form-urlencoded", "productCode=0123&action=reorder", true, RuleOrder, "order"},
 		{"empty body", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "", "", true, RuleAllowed, ""},
 		// Only state changes to store hosts are read.
 		{"GET body", metro, "GET", "https://www.metro.ca/en", "text/plain", "placeOrder", true, RuleAllowed, ""},
