@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // TestFalseExpiryDoesNotSignIn: a tab says the session expired, but a
@@ -134,5 +136,85 @@ func TestPooledTabCartsStayWithTheirItem(t *testing.T) {
 	tab.addToCart("eggs", 1) // the next item's, once the tab went back to the pool
 	if got := ids(it.cartSoFar()); got != "milk" {
 		t.Errorf("after the tab left, the item's requests = %q, want milk", got)
+	}
+}
+
+// TestCartLimitRefusesUnitsNobodyAskedFor: where the tabs can read an add
+// (a profile with CartOps), the item's tab refuses an add that would put
+// more units in the cart than the item asks for — across its attempts, for
+// any product — before the store sees it; the item says so. Without the
+// limit the same agents put a second unit in the cart (the warnings of
+// TestCartChangesCheckedAgainstTheReport).
+func TestCartLimitRefusesUnitsNobodyAskedFor(t *testing.T) {
+	expired := fmt.Errorf("screenshot: %w", browser.ErrAuthExpired)
+	cases := []struct {
+		name    string
+		item    string // the list's text; the agent shops "a"
+		b       func(h *fakeHost) behaviour
+		inCart  int // units of the adds the store accepted
+		refused int // adds refused
+	}{
+		{"one add for one", "a", func(*fakeHost) behaviour { return addsThen("a", 1, added("A", "$1")) }, 1, 0},
+		{"twice by one attempt", "a", func(*fakeHost) behaviour { return addsThen("a", 1, addsThen("a", 1, added("A", "$1"))) }, 1, 1},
+		{"again by the retry, which ignored the note", "a", func(h *fakeHost) behaviour {
+			return sequence(addsThen("a", 1, signsOut(h, fails(agent.ReasonBrowserError, expired))), addsThen("a", 1, added("A", "$1")))
+		}, 1, 1},
+		{"another product after the add", "a", func(*fakeHost) behaviour { return addsThen("a", 1, addsThen("b", 1, added("A", "$1"))) }, 1, 1},
+		{"two units in one add for two", "2x a", func(*fakeHost) behaviour { return addsThen("a", 2, added("A", "$1")) }, 2, 0},
+		{"two adds for two, a third refused", "2x a", func(*fakeHost) behaviour {
+			return addsThen("a", 1, addsThen("a", 1, addsThen("a", 1, added("A", "$1"))))
+		}, 2, 1},
+		{"two units in one add for one", "a", func(*fakeHost) behaviour { return addsThen("a", 2, added("A", "$1")) }, 0, 1},
+		{"a wrong product removed, then the right one", "a", func(*fakeHost) behaviour {
+			return addsThen("b", 1, setsThen("b", 0, addsThen("a", 1, added("A", "$1"))))
+		}, 2, 0},
+		{"a quantity change is not an add", "a", func(*fakeHost) behaviour {
+			return addsThen("a", 1, setsThen("a", 3, added("A", "$1")))
+		}, 1, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newFakeProvider(tc.item)
+			h := &fakeHost{authed: true, limitsAdds: true}
+			var tabs []*fakeTab
+			var mu sync.Mutex
+			h.tabFor = func(ft *fakeTab) Tab {
+				mu.Lock()
+				defer mu.Unlock()
+				tabs = append(tabs, ft)
+				return ft
+			}
+			a := newFakeAgent(map[string]behaviour{"a": tc.b(h)})
+			res, err := Run(context.Background(), baseConfig(t, p, h, a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			inCart, refused := 0, 0
+			for _, ft := range tabs {
+				for _, r := range ft.CartRequests() {
+					if r.Done() && r.Kind == store.CartAdd {
+						inCart += max(r.Quantity, 1)
+					}
+					if r.Refused {
+						refused++
+					}
+				}
+			}
+			mu.Unlock()
+			if inCart != tc.inCart || refused != tc.refused {
+				t.Errorf("the store accepted %d units and %d adds were refused, want %d and %d", inCart, refused, tc.inCart, tc.refused)
+			}
+			it := res.Summary.Items[0]
+			var said []string
+			for _, w := range it.Warnings {
+				if strings.Contains(w, "the store was not sent those adds") {
+					said = append(said, w)
+				}
+			}
+			if (tc.refused > 0) != (len(said) == 1) {
+				t.Errorf("warnings %q, want one about the refused adds: %v", it.Warnings, tc.refused > 0)
+			}
+		})
 	}
 }
