@@ -186,6 +186,25 @@ func (it *itemRun) earlierAdds() []EarlierAdd {
 	return out
 }
 
+// maybeAdded reports whether the item's finished attempts sent a cart
+// change the store accepted whose effect the profile cannot read (Kind "":
+// no CartOps for it, as on metro) to a cart path that is not a delivery
+// choice (setup reports those): it may have added the item.
+func (it *itemRun) maybeAdded(setup func(path string) bool) bool {
+	it.cartMu.Lock()
+	defer it.cartMu.Unlock()
+	return unknownCartChange(it.cart, setup)
+}
+
+func unknownCartChange(reqs []browser.CartRequest, setup func(path string) bool) bool {
+	for _, r := range reqs {
+		if r.Done() && r.Kind == "" && (setup == nil || !setup(r.Path)) {
+			return true
+		}
+	}
+	return false
+}
+
 // cartWarnings compares what the item's tabs did to the cart with the
 // item's result: units of a product it did not report, more units than it
 // reported, or units added by an item that ends without a product.

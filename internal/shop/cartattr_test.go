@@ -3,6 +3,7 @@ package shop
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +217,50 @@ func TestCartLimitRefusesUnitsNobodyAskedFor(t *testing.T) {
 				t.Errorf("warnings %q, want one about the refused adds: %v", it.Warnings, tc.refused > 0)
 			}
 		})
+	}
+}
+
+// TestRetryToldWhenAnEarlierCartChangeMayHaveAdded: a profile that cannot
+// read its cart changes (metro: no CartOps, every change Kind "") still
+// tells a retry to check the cart first when an earlier attempt's change
+// the store accepted went to a cart path that is not a delivery choice.
+func TestRetryToldWhenAnEarlierCartChangeMayHaveAdded(t *testing.T) {
+	metro := store.Metro()
+	req := func(path string, kind store.CartOpKind, status int) browser.CartRequest {
+		return browser.CartRequest{CartChange: store.CartChange{Path: path, Kind: kind}, Method: "POST", Status: status}
+	}
+	cases := []struct {
+		name  string
+		reqs  []browser.CartRequest
+		setup func(string) bool
+		want  bool
+	}{
+		{"nothing sent", nil, metro.CartSetupPath, false},
+		{"a postal code only", []browser.CartRequest{req("/en/online-grocery/cart/postal-code", "", 200)}, metro.CartSetupPath, false},
+		{"delivery mode, store and time slot", []browser.CartRequest{
+			req("/en/online-grocery/delivery-mode", "", 200), req("/en/store-selector", "", 200), req("/en/online-grocery/timeslot", "", 204),
+		}, metro.CartSetupPath, false},
+		{"an add of unknown kind", []browser.CartRequest{req("/en/online-grocery/cart/add-to-cart", "", 200)}, metro.CartSetupPath, true},
+		{"a cart entry change after the postal code", []browser.CartRequest{
+			req("/en/postal-code", "", 200), req("/en/online-grocery/cart-entries", "", 201),
+		}, metro.CartSetupPath, true},
+		{"an add the store refused", []browser.CartRequest{req("/en/online-grocery/cart/add-to-cart", "", 403)}, metro.CartSetupPath, false},
+		{"an add that failed", []browser.CartRequest{{CartChange: store.CartChange{Path: "/add-to-cart"}, Method: "POST", Failed: true}}, metro.CartSetupPath, false},
+		{"a read add is the precise note's (demo)", []browser.CartRequest{req("/api/cart/add", store.CartAdd, 200)}, store.Demo().CartSetupPath, false},
+		{"the demo's postal code and consent", []browser.CartRequest{req("/api/postal-code", "", 200), req("/api/consent", "", 200)}, store.Demo().CartSetupPath, false},
+		{"no setup paths known", []browser.CartRequest{req("/en/postal-code", "", 200)}, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			it := &itemRun{cart: tc.reqs}
+			if got := it.maybeAdded(tc.setup); got != tc.want {
+				t.Errorf("maybeAdded = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, p := range metro.CartSetupPaths {
+		if u := (&url.URL{Scheme: "https", Host: "www.metro.ca", Path: "/en" + p}); !metro.IsCartChange("POST", u) {
+			t.Errorf("setup path %s is not one of metro's cart paths", p)
+		}
 	}
 }

@@ -288,6 +288,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		StoreHint:     r.cfg.Store.Hint,
 		Replay:        it.replayNoteFor(onPage),
 		Earlier:       it.earlierAdds(),
+		MaybeAdded:    it.maybeAdded(r.cfg.Store.CartSetup),
 	}
 	if w, ok := r.cfg.WrongProducts[it.p.item.Name]; ok {
 		data.Wrong = &w
