@@ -51,11 +51,16 @@ func TestCartLimitRefusesASecondAdd(t *testing.T) {
 	defer func() { // the shared store's cart as it was
 		eval(t, tab, call, []any{"/api/cart/update", map[string]any{"productId": id, "quantity": q0}})
 	}()
-	box, _ := eval(t, tab, `() => { const r = document.getElementById('product-add').getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; }`).([]any)
+	box, _ := eval(t, tab, `() => { const r = document.getElementById('product-add').getBoundingClientRect(); return [Math.round(r.x + r.width/2), Math.round(r.y + r.height/2)]; }`).([]any)
 	if len(box) != 2 {
 		t.Fatalf("the Add button's place: %v", box)
 	}
-	at := norm(int(box[0].(float64)), int(box[1].(float64)))
+	x, xok := box[0].(int)
+	y, yok := box[1].(int)
+	if !xok || !yok {
+		t.Fatalf("the Add button's place: %v", box)
+	}
+	at := norm(x, y)
 	adds := func() (done, refused int) {
 		for _, c := range tab.CartRequests() {
 			if c.Kind == store.CartAdd && c.ProductID == id {
