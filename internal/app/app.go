@@ -559,7 +559,7 @@ func storeInfo(p store.Profile) shop.Store {
 		display = "the demo store"
 	}
 	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
-		Product: p.Product, CartJSONURL: p.CartJSONURL, CartSet: cartSetOp(p)}
+		Product: p.Product, CartJSONURL: p.CartJSONURL, CartSet: cartSetOp(p), CartSetup: p.CartSetupPath}
 }
 
 // cartSetOp is the profile's set-quantity cart operation, if it has one.

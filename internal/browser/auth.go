@@ -258,8 +258,12 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateCommit})
 		if err != nil && !isTargetClosed(err) {
 			if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) && !h.profile.LoginHostAllowed(want) {
-				// Submitted, and still on the identity site.
-				return false, fmt.Errorf("the page did not reach %s (it is still on %s): %w", s.Host, redactURL(page.URL()), ErrLoginRefused)
+				// Submitted, and still on the identity site: refused only when
+				// its page says so; a page that has not answered is slow.
+				if why, refused := h.identityRefused(page); refused {
+					return false, fmt.Errorf("the page did not reach %s (it is still on %s, which %s): %w", s.Host, redactURL(page.URL()), why, ErrLoginRefused)
+				}
+				return false, fmt.Errorf("the page did not reach %s (it is still on %s, whose page did not answer in time): %w", s.Host, redactURL(page.URL()), playwright.ErrTimeout)
 			}
 			return false, fmt.Errorf("the page did not reach %s (it is on %s): %w", s.Host, redactURL(page.URL()), err)
 		}
@@ -288,6 +292,70 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		return false, fmt.Errorf("the signed-in marker did not appear: %w", playwright.ErrTimeout)
 	}
 	return false, fmt.Errorf("unknown login step kind %q", s.Kind)
+}
+
+// identityProbe reads the identity site's page in one evaluation: whether
+// it finished loading, the text of a visible error message (role=alert, as
+// Azure AD B2C and the demo show it), and whether the password field
+// (selector pw) is shown empty — the form again: a document whose submit was
+// never answered still holds the typed password.
+const identityProbe = `pw => {
+  const shown = e => !!e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  let err = '';
+  for (const e of document.querySelectorAll('[role=alert], .error.pageLevel, #error-message')) {
+    const t = (e.innerText || '').trim();
+    if (t && shown(e)) { err = t.slice(0, 200); break; }
+  }
+  const f = pw ? document.querySelector(pw) : null;
+  return [document.readyState, err, !!f && shown(f) && f.value === ''];
+}`
+
+// identityProbeWait bounds the identity page's answer to identityProbe.
+const identityProbeWait = 5 * time.Second
+
+// identityRefused says whether the identity site's page, after the sign-in
+// was submitted, refused it: the page finished loading and shows an error
+// message or the form again. Anything else (a submit not answered yet, a
+// page still loading, no answer to the probe) is no refusal: the page is
+// slow, and the credentials are not to blame.
+func (h *Host) identityRefused(page playwright.Page) (why string, refused bool) {
+	pw := ""
+	for _, st := range h.profile.LoginSteps {
+		if st.Kind == store.StepFill && st.Value == store.CredentialPassword {
+			pw = st.Selector
+		}
+	}
+	type answer struct {
+		v   any
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		v, err := page.Evaluate(identityProbe, pw)
+		ch <- answer{v, err}
+	}()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-time.After(identityProbeWait):
+		return "", false
+	}
+	r, ok := a.v.([]any)
+	if a.err != nil || !ok || len(r) != 3 {
+		return "", false
+	}
+	ready, _ := r[0].(string)
+	msg, _ := r[1].(string)
+	form, _ := r[2].(bool)
+	switch {
+	case ready != "complete":
+		return "", false
+	case msg != "":
+		return "shows an error message", true // not quoted: it may name the account
+	case form:
+		return "shows the sign-in form again", true
+	}
+	return "", false
 }
 
 // optionalClick clicks an element the page may or may not show (a cookie

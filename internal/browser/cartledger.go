@@ -23,6 +23,9 @@ type CartRequest struct {
 	// request failed (Failed).
 	Status int  `json:"status,omitempty"`
 	Failed bool `json:"failed,omitempty"`
+	// Refused says the tab's cart limit stopped the request before it was
+	// made (cartlimit.go): the store never saw it (Failed too).
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Done reports whether the store accepted the change (a 2xx answer).
@@ -83,9 +86,10 @@ func (l *cartLedger) onResponse(r playwright.Request, status int) (CartRequest, 
 	return CartRequest{}, false
 }
 
-func (l *cartLedger) onFailed(r playwright.Request) {
+func (l *cartLedger) onFailed(r playwright.Request, refused bool) {
 	if i, ok := l.index[r]; ok {
 		l.reqs[i].Failed = true
+		l.reqs[i].Refused = refused
 		delete(l.index, r)
 	}
 }

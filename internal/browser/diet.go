@@ -52,14 +52,20 @@ var replayTypes = map[string]bool{"Script": true, "Stylesheet": true, "XHR": tru
 
 // guardPatterns are the requests the tab's guard pauses: documents
 // (request and response, for redirects) for every tab; every request for a
-// replay tab.
-func guardPatterns(replayOnly bool) map[string]any {
+// replay tab; the requests an add to the cart may be for a tab with a cart
+// limit (cartlimit.go).
+func guardPatterns(replayOnly, cartLimit bool) map[string]any {
 	p := []any{
 		map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
 		map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
 	}
-	if replayOnly {
+	switch {
+	case replayOnly:
 		p = append(p, map[string]any{"urlPattern": "*", "requestStage": "Request"})
+	case cartLimit:
+		for _, typ := range []string{"XHR", "Fetch", "Ping", "Other"} {
+			p = append(p, map[string]any{"urlPattern": "*", "resourceType": typ, "requestStage": "Request"})
+		}
 	}
 	return map[string]any{"patterns": p}
 }
@@ -78,8 +84,7 @@ func (t *Tab) ReplayOnly(ctx context.Context, on bool) error {
 		return fmt.Errorf("switching what the tab loads: %w", ErrClosed)
 	}
 	return t.act(ctx, "switch what the tab loads", false, func(call) error {
-		_, err := sess.Send("Fetch.enable", guardPatterns(on))
-		return err
+		return t.st.updateGuard()
 	})
 }
 
@@ -93,6 +98,9 @@ func (h *Host) onPaused(sess playwright.CDPSession, mainFrameID string, st *page
 	replayOnly := st.replayOnly
 	st.mu.Unlock()
 	_, isResponse := ev["responseStatusCode"]
+	if _, failed := ev["responseErrorReason"]; !isResponse && !failed && h.refuseAdd(sess, st, id, ev) {
+		return
+	}
 	switch {
 	case typ == "Document" && main, typ == "Document" && !replayOnly:
 		h.onDocument(sess, mainFrameID, st, ev)

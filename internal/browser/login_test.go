@@ -112,4 +112,36 @@ func TestLoginErrorsSayWhatHappened(t *testing.T) {
 			t.Errorf("the error quotes a credential: %v", err)
 		}
 	})
+	t.Run("the identity site does not answer in time", func(t *testing.T) {
+		// The right password, but the identity site holds its answer
+		// longer than the wait to return to the store: the page is still
+		// on the identity site with the submitted form — slow, not
+		// refused, so nothing tells the user to check the credentials.
+		slow, err := demostore.Start(context.Background(), demostore.Options{SignInDelay: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slow.Close()
+		user, pass := slow.Credentials()
+		p := store.Demo()
+		n := 0
+		for i := range p.LoginSteps {
+			if p.LoginSteps[i].Kind == store.StepWaitForHost && p.LoginSteps[i].Host == "www.metro.ca" {
+				p.LoginSteps[i].Timeout, n = 3*time.Second, i+1
+			}
+		}
+		o := baseOptions(t, p, t.TempDir(), slow.HostResolverRules(), nil)
+		o.Username, o.Password = user, config.Secret(pass)
+		h := launch(t, o)
+		defer closeHost(t, h)
+		err = h.Login(testCtx(t))
+		var se *LoginStepError
+		if !errors.As(err, &se) || !se.TimedOut || se.N != n || errors.Is(err, ErrLoginRefused) {
+			t.Fatalf("err = %v, want login step %d timed out (not refused)", err, n)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "(return to the store) timed out: the page did not answer in time") ||
+			strings.Contains(msg, "password") || strings.Contains(msg, "credential") {
+			t.Errorf("err = %q", msg)
+		}
+	})
 }

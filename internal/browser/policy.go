@@ -347,7 +347,7 @@ func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 	if _, err := sess.Send("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": workerSocketGuard}); err != nil {
 		return fmt.Errorf("browser: adding the tab's worker and socket guard: %w", err)
 	}
-	_, err = sess.Send("Fetch.enable", guardPatterns(false))
+	_, err = sess.Send("Fetch.enable", guardPatterns(false, false))
 	if err != nil {
 		return fmt.Errorf("browser: enabling the tab guard: %w", err)
 	}

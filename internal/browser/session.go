@@ -97,6 +97,11 @@ func (h *Host) readSession(page playwright.Page, deadline time.Time, grace time.
 	}
 	// Loaded without the marker so far: give a script-rendered header its
 	// grace (a timeout here proves nothing), then ask the document again.
+	// A grace the deadline leaves no time for (the load wait used it up)
+	// is not given: then nothing proves the marker is not coming.
+	if grace > 0 && time.Until(deadline) <= 0 {
+		return sessionUnknown
+	}
 	if wait := min(grace, time.Until(deadline)); wait > 0 {
 		err := page.Locator(h.profile.AuthMarkerSelector).First().WaitFor(playwright.LocatorWaitForOptions{
 			State: playwright.WaitForSelectorStateAttached, Timeout: playwright.Float(float64(wait.Milliseconds()) + 1),

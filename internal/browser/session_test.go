@@ -91,6 +91,20 @@ func TestSessionCheckNeedsEvidence(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a grace with no time left is no evidence", func(t *testing.T) {
+		// A loaded page without the marker, read when the deadline is
+		// spent (as after a load wait that used it up): the grace is owed
+		// and not given, so the check cannot tell — it is repeated, not
+		// taken for signed out.
+		tab := newTab(t, h)
+		mustDo(t, "open a signed-out page", tab.Navigate(ctx, "http://shop.test/out"))
+		if v := h.readSession(tab.page, time.Now(), time.Second); v != sessionUnknown {
+			t.Errorf("with the deadline spent: %v, want unknown", v)
+		}
+		if v := h.readSession(tab.page, time.Now().Add(5*time.Second), 300*time.Millisecond); v != sessionSignedOut {
+			t.Errorf("with time for the grace: %v, want signed out", v)
+		}
+	})
 }
 
 func isActionTimeout(err error) bool {

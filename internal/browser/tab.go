@@ -32,7 +32,13 @@ type pageState struct {
 	sentToLogin bool          // the store sent the tab to its identity site (blocked) since the last navigation
 	cart        cartLedger    // the tab's cart-changing requests
 	guardSess   playwright.CDPSession
-	replayOnly  bool // the tab loads only what a replay needs (diet.go)
+	replayOnly  bool         // the tab loads only what a replay needs (diet.go)
+	cartLimit   CartLimit    // asked before each add (cartlimit.go); nil: none
+	grants      []*cartGrant // the adds the limit let through since it was set
+	refusals    []string     // requestKeys of adds the limit refused, until the ledger sees them fail
+
+	limitMu sync.Mutex // one cart-limit decision at a time
+	guardMu sync.Mutex // one change of the guard's patterns at a time
 }
 
 // trackedTypes are the request types that must finish before a page counts
@@ -164,12 +170,24 @@ func (t *Tab) listen() {
 	p.OnRequestFailed(func(r playwright.Request) {
 		end(r)
 		st.mu.Lock()
-		st.cart.onFailed(r)
+		if len(st.grants) > 0 || len(st.refusals) > 0 {
+			key := requestKey(r.Method(), r.URL())
+			refused := st.takeRefusalLocked(key) // the guard's own refusal: no grant of its own
+			if !refused {
+				st.settleGrantLocked(key, false)
+			}
+			st.cart.onFailed(r, refused)
+		} else {
+			st.cart.onFailed(r, false)
+		}
 		st.mu.Unlock()
 	})
 	p.OnResponse(func(resp playwright.Response) {
 		st.mu.Lock()
 		c, isCart := st.cart.onResponse(resp.Request(), resp.Status())
+		if len(st.grants) > 0 {
+			st.settleGrantLocked(requestKey(resp.Request().Method(), resp.Request().URL()), resp.Status() >= 200 && resp.Status() < 300)
+		}
 		st.mu.Unlock()
 		if isCart {
 			t.h.log.Debug("cart change answered", "item", t.Item(), "path", c.Path, "product", c.ProductID, "status", c.Status,

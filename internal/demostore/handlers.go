@@ -590,6 +590,15 @@ func (s *Server) authHandler() http.Handler {
 		case http.MethodGet:
 			writeHTML(w, http.StatusOK, authPage(r.URL.RequestURI(), "", ""))
 		case http.MethodPost:
+			if s.signInDelay > 0 {
+				t := time.NewTimer(s.signInDelay)
+				select {
+				case <-t.C:
+				case <-r.Context().Done():
+					t.Stop()
+					return
+				}
+			}
 			if err := r.ParseForm(); err != nil {
 				writeHTML(w, http.StatusBadRequest, authPage(r.URL.RequestURI(), "", "The form could not be read."))
 				return

@@ -71,6 +71,10 @@ type Options struct {
 	// the process, as a real store's cart does (a run killed mid-way finds
 	// it again). Empty keeps the cart in memory.
 	CartFile string
+	// SignInDelay holds the identity host's answer to the sign-in form
+	// this long (or until the request ends): a slow identity site, for
+	// tests.
+	SignInDelay time.Duration
 }
 
 // CartLine is one line of the shopper's cart.
@@ -125,6 +129,8 @@ type Server struct {
 	codes    map[string]string        // one-time auth code -> return path
 	cart     []CartLine
 	cartFile string
+
+	signInDelay time.Duration
 }
 
 // Start generates a self-signed certificate and starts one listener per
@@ -144,6 +150,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		sessions: map[string]bool{},
 		codes:    map[string]string{},
 		cartFile: opts.CartFile,
+
+		signInDelay: opts.SignInDelay,
 	}
 	if err := s.loadCart(); err != nil {
 		return nil, err

@@ -13,8 +13,10 @@ func BrowserHost(h *browser.Host) Host { return &browserHost{h: h} }
 type browserHost struct{ h *browser.Host }
 
 var (
-	_ Host = (*browserHost)(nil)
-	_ Tab  = (*browserTab)(nil)
+	_ Host         = (*browserHost)(nil)
+	_ Tab          = (*browserTab)(nil)
+	_ CartRecorder = (*browserTab)(nil)
+	_ CartLimiter  = (*browserTab)(nil)
 )
 
 func (b *browserHost) NewTab(ctx context.Context) (Tab, error) {

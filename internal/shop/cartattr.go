@@ -24,12 +24,24 @@ import (
 //     another product, or more units than reported, is a warning on the
 //     item at once (report.ItemResult.Warnings);
 //   - an item that ends without a product but whose tabs added units says
-//     so.
+//     so;
+//   - where the profile reads what an add asks for (store.CartOps: the demo
+//     store), the item's tab refuses an add that would put more units in
+//     the cart for the item than it asks for, before the request reaches
+//     the store (cartLimit: the hard guard, whatever the model does), and
+//     the item's result says so.
 
 // CartRecorder is a tab that records its cart-changing requests
 // (*browser.Tab). Tabs that do not (test fakes) are not attributed.
 type CartRecorder interface {
 	CartRequests() []browser.CartRequest
+}
+
+// CartLimiter is a tab that asks a limit before each add to the cart
+// (*browser.Tab): the item sets its own when it takes the tab, and lifts it
+// when it hands the tab back.
+type CartLimiter interface {
+	LimitCart(browser.CartLimit) error
 }
 
 // EarlierAdd is a product an earlier attempt of the item added to the
@@ -63,27 +75,63 @@ func (it *itemRun) tabRequestsLocked() []browser.CartRequest {
 // agent) keeps what the item did in it.
 func (it *itemRun) setTab(t Tab) {
 	it.cartMu.Lock()
-	defer it.cartMu.Unlock()
 	if t == it.tab {
+		it.cartMu.Unlock()
 		return
 	}
 	it.tab, it.tabBase = t, 0
 	if rec, ok := t.(CartRecorder); ok {
 		it.tabBase = len(rec.CartRequests())
 	}
+	it.cartMu.Unlock()
+	if l, ok := t.(CartLimiter); ok {
+		// An error means the tab's guard is gone (a closed tab): the
+		// attempt fails on its own, and the warnings still see every add.
+		_ = l.LimitCart(it.cartLimit)
+	}
+}
+
+// cartLimit is the item's cart limit (browser.CartLimit): an add that
+// would take the units the item has added — the store's accepted adds of
+// its earlier tabs, for any product, and the current tab's (accepted or on
+// their way) — beyond the item's quantity is refused. The retry after an
+// add is the case it exists for: told of the earlier add, the model must
+// not add again, and now it cannot.
+//
+// The current tab's units are the browser's count (tabUnits: its accepted
+// and unanswered adds); what the item's accepted quantity changes took out
+// again (a wrong product removed) is subtracted.
+func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
+	want := max(it.p.item.Quantity, 1)
+	it.cartMu.Lock()
+	defer it.cartMu.Unlock()
+	all := append(append([]browser.CartRequest(nil), it.cart...), it.tabRequestsLocked()...)
+	removed := rawAdds(all) - sumUnits(effectOf(all).added)
+	have := max(rawAdds(it.cart)+tabUnits-removed, 0)
+	units := max(add.Quantity, 1)
+	if have+units <= want {
+		return nil
+	}
+	it.refused = append(it.refused, add)
+	return fmt.Errorf("this item asks for %d and its tabs have already added %d; adding %d more would put a unit in the cart that nobody asked for (report what is already in the cart instead)",
+		want, have, units)
 }
 
 // keepTabCart keeps the tab's cart requests (this item's) with the item's
 // and forgets the tab; it returns them (for the journal).
 func (it *itemRun) keepTabCart(t Tab) []browser.CartRequest {
 	it.cartMu.Lock()
-	defer it.cartMu.Unlock()
 	if it.tab != t {
+		it.cartMu.Unlock()
 		return nil
 	}
 	reqs := it.tabRequestsLocked()
 	it.cart = append(it.cart, reqs...)
 	it.tab, it.tabBase = nil, 0
+	it.cartMu.Unlock()
+	if l, ok := t.(CartLimiter); ok {
+		_ = l.LimitCart(nil) // a pooled tab serves the next item under its own
+	}
 	return reqs
 }
 
@@ -93,14 +141,32 @@ type cartEffect struct {
 	added map[string]int
 }
 
+// A quantity change the store accepted leaves at most that many of the
+// product's units as the item's (the model removed what it added by
+// mistake, or some of it).
 func effectOf(reqs []browser.CartRequest) cartEffect {
 	e := cartEffect{added: map[string]int{}}
 	for _, r := range reqs {
-		if r.Done() && r.Kind == store.CartAdd {
+		switch {
+		case !r.Done():
+		case r.Kind == store.CartAdd:
 			e.added[r.ProductID] += max(r.Quantity, 1)
+		case r.Kind == store.CartSet && r.ProductID != "":
+			e.added[r.ProductID] = min(e.added[r.ProductID], r.Quantity)
 		}
 	}
 	return e
+}
+
+// rawAdds are the units of the adds the store accepted, whatever came after.
+func rawAdds(reqs []browser.CartRequest) int {
+	n := 0
+	for _, r := range reqs {
+		if r.Done() && r.Kind == store.CartAdd {
+			n += max(r.Quantity, 1)
+		}
+	}
+	return n
 }
 
 // earlierAdds is what the item's finished attempts added (for the retry's
@@ -120,12 +186,42 @@ func (it *itemRun) earlierAdds() []EarlierAdd {
 	return out
 }
 
+// maybeAdded reports whether the item's finished attempts sent a cart
+// change the store accepted whose effect the profile cannot read (Kind "":
+// no CartOps for it, as on metro) to a cart path that is not a delivery
+// choice (setup reports those): it may have added the item.
+func (it *itemRun) maybeAdded(setup func(path string) bool) bool {
+	it.cartMu.Lock()
+	defer it.cartMu.Unlock()
+	return unknownCartChange(it.cart, setup)
+}
+
+func unknownCartChange(reqs []browser.CartRequest, setup func(path string) bool) bool {
+	for _, r := range reqs {
+		if r.Done() && r.Kind == "" && (setup == nil || !setup(r.Path)) {
+			return true
+		}
+	}
+	return false
+}
+
 // cartWarnings compares what the item's tabs did to the cart with the
 // item's result: units of a product it did not report, more units than it
 // reported, or units added by an item that ends without a product.
 func (it *itemRun) cartWarnings(res report.ItemResult) []string {
 	e := effectOf(it.cartSoFar())
 	var warns []string
+	it.cartMu.Lock()
+	refused := append([]store.CartChange(nil), it.refused...)
+	it.cartMu.Unlock()
+	if len(refused) > 0 {
+		units := 0
+		for _, c := range refused {
+			units += max(c.Quantity, 1)
+		}
+		warns = append(warns, fmt.Sprintf("This item's tab tried %d more time(s) to add to the cart (%d unit(s)) beyond the %d it asks for; the store was not sent those adds, so the cart holds no extra unit from it.",
+			len(refused), units, max(it.p.item.Quantity, 1)))
+	}
 	if res.Outcome != report.OutcomeAdded {
 		for _, id := range sortedKeys(e.added) {
 			warns = append(warns, fmt.Sprintf("This item's tab added %d × %s to the cart although the item ended %s: remove it from the cart if you do not want it.",

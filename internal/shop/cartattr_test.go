@@ -3,12 +3,15 @@ package shop
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // TestFalseExpiryDoesNotSignIn: a tab says the session expired, but a
@@ -134,5 +137,130 @@ func TestPooledTabCartsStayWithTheirItem(t *testing.T) {
 	tab.addToCart("eggs", 1) // the next item's, once the tab went back to the pool
 	if got := ids(it.cartSoFar()); got != "milk" {
 		t.Errorf("after the tab left, the item's requests = %q, want milk", got)
+	}
+}
+
+// TestCartLimitRefusesUnitsNobodyAskedFor: where the tabs can read an add
+// (a profile with CartOps), the item's tab refuses an add that would put
+// more units in the cart than the item asks for — across its attempts, for
+// any product — before the store sees it; the item says so. Without the
+// limit the same agents put a second unit in the cart (the warnings of
+// TestCartChangesCheckedAgainstTheReport).
+func TestCartLimitRefusesUnitsNobodyAskedFor(t *testing.T) {
+	expired := fmt.Errorf("screenshot: %w", browser.ErrAuthExpired)
+	cases := []struct {
+		name    string
+		item    string // the list's text; the agent shops "a"
+		b       func(h *fakeHost) behaviour
+		inCart  int // units of the adds the store accepted
+		refused int // adds refused
+	}{
+		{"one add for one", "a", func(*fakeHost) behaviour { return addsThen("a", 1, added("A", "$1")) }, 1, 0},
+		{"twice by one attempt", "a", func(*fakeHost) behaviour { return addsThen("a", 1, addsThen("a", 1, added("A", "$1"))) }, 1, 1},
+		{"again by the retry, which ignored the note", "a", func(h *fakeHost) behaviour {
+			return sequence(addsThen("a", 1, signsOut(h, fails(agent.ReasonBrowserError, expired))), addsThen("a", 1, added("A", "$1")))
+		}, 1, 1},
+		{"another product after the add", "a", func(*fakeHost) behaviour { return addsThen("a", 1, addsThen("b", 1, added("A", "$1"))) }, 1, 1},
+		{"two units in one add for two", "2x a", func(*fakeHost) behaviour { return addsThen("a", 2, added("A", "$1")) }, 2, 0},
+		{"two adds for two, a third refused", "2x a", func(*fakeHost) behaviour {
+			return addsThen("a", 1, addsThen("a", 1, addsThen("a", 1, added("A", "$1"))))
+		}, 2, 1},
+		{"two units in one add for one", "a", func(*fakeHost) behaviour { return addsThen("a", 2, added("A", "$1")) }, 0, 1},
+		{"a wrong product removed, then the right one", "a", func(*fakeHost) behaviour {
+			return addsThen("b", 1, setsThen("b", 0, addsThen("a", 1, added("A", "$1"))))
+		}, 2, 0},
+		{"a quantity change is not an add", "a", func(*fakeHost) behaviour {
+			return addsThen("a", 1, setsThen("a", 3, added("A", "$1")))
+		}, 1, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newFakeProvider(tc.item)
+			h := &fakeHost{authed: true, limitsAdds: true}
+			var tabs []*fakeTab
+			var mu sync.Mutex
+			h.tabFor = func(ft *fakeTab) Tab {
+				mu.Lock()
+				defer mu.Unlock()
+				tabs = append(tabs, ft)
+				return ft
+			}
+			a := newFakeAgent(map[string]behaviour{"a": tc.b(h)})
+			res, err := Run(context.Background(), baseConfig(t, p, h, a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			inCart, refused := 0, 0
+			for _, ft := range tabs {
+				for _, r := range ft.CartRequests() {
+					if r.Done() && r.Kind == store.CartAdd {
+						inCart += max(r.Quantity, 1)
+					}
+					if r.Refused {
+						refused++
+					}
+				}
+			}
+			mu.Unlock()
+			if inCart != tc.inCart || refused != tc.refused {
+				t.Errorf("the store accepted %d units and %d adds were refused, want %d and %d", inCart, refused, tc.inCart, tc.refused)
+			}
+			it := res.Summary.Items[0]
+			var said []string
+			for _, w := range it.Warnings {
+				if strings.Contains(w, "the store was not sent those adds") {
+					said = append(said, w)
+				}
+			}
+			if (tc.refused > 0) != (len(said) == 1) {
+				t.Errorf("warnings %q, want one about the refused adds: %v", it.Warnings, tc.refused > 0)
+			}
+		})
+	}
+}
+
+// TestRetryToldWhenAnEarlierCartChangeMayHaveAdded: a profile that cannot
+// read its cart changes (metro: no CartOps, every change Kind "") still
+// tells a retry to check the cart first when an earlier attempt's change
+// the store accepted went to a cart path that is not a delivery choice.
+func TestRetryToldWhenAnEarlierCartChangeMayHaveAdded(t *testing.T) {
+	metro := store.Metro()
+	req := func(path string, kind store.CartOpKind, status int) browser.CartRequest {
+		return browser.CartRequest{CartChange: store.CartChange{Path: path, Kind: kind}, Method: "POST", Status: status}
+	}
+	cases := []struct {
+		name  string
+		reqs  []browser.CartRequest
+		setup func(string) bool
+		want  bool
+	}{
+		{"nothing sent", nil, metro.CartSetupPath, false},
+		{"a postal code only", []browser.CartRequest{req("/en/online-grocery/cart/postal-code", "", 200)}, metro.CartSetupPath, false},
+		{"delivery mode, store and time slot", []browser.CartRequest{
+			req("/en/online-grocery/delivery-mode", "", 200), req("/en/store-selector", "", 200), req("/en/online-grocery/timeslot", "", 204),
+		}, metro.CartSetupPath, false},
+		{"an add of unknown kind", []browser.CartRequest{req("/en/online-grocery/cart/add-to-cart", "", 200)}, metro.CartSetupPath, true},
+		{"a cart entry change after the postal code", []browser.CartRequest{
+			req("/en/postal-code", "", 200), req("/en/online-grocery/cart-entries", "", 201),
+		}, metro.CartSetupPath, true},
+		{"an add the store refused", []browser.CartRequest{req("/en/online-grocery/cart/add-to-cart", "", 403)}, metro.CartSetupPath, false},
+		{"an add that failed", []browser.CartRequest{{CartChange: store.CartChange{Path: "/add-to-cart"}, Method: "POST", Failed: true}}, metro.CartSetupPath, false},
+		{"a read add is the precise note's (demo)", []browser.CartRequest{req("/api/cart/add", store.CartAdd, 200)}, store.Demo().CartSetupPath, false},
+		{"the demo's postal code and consent", []browser.CartRequest{req("/api/postal-code", "", 200), req("/api/consent", "", 200)}, store.Demo().CartSetupPath, false},
+		{"no setup paths known", []browser.CartRequest{req("/en/postal-code", "", 200)}, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			it := &itemRun{cart: tc.reqs}
+			if got := it.maybeAdded(tc.setup); got != tc.want {
+				t.Errorf("maybeAdded = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, p := range metro.CartSetupPaths {
+		if u := (&url.URL{Scheme: "https", Host: "www.metro.ca", Path: "/en" + p}); !metro.IsCartChange("POST", u) {
+			t.Errorf("setup path %s is not one of metro's cart paths", p)
+		}
 	}
 }

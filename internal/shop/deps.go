@@ -91,6 +91,10 @@ type Store struct {
 	// CartSet is the store's set-quantity cart operation (zero when the
 	// profile describes none): the review pack's actions use it.
 	CartSet store.CartOp
+	// CartSetup says whether a cart path only chooses the delivery (postal
+	// code, delivery mode, store, time slot) and changes no line
+	// (store.Profile.CartSetupPath); nil: no path is known to.
+	CartSetup func(path string) bool
 }
 
 // Config is one run's configuration and collaborators.

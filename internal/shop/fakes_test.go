@@ -179,6 +179,17 @@ type fakeTab struct {
 	item   string
 	closed bool
 	cart   []browser.CartRequest
+	// limit is the item's cart limit; the tab enforces it (as the browser
+	// does for a profile with CartOps) when its host says limitsAdds.
+	limit     browser.CartLimit
+	limitBase int // len(cart) when the limit was set
+}
+
+func (t *fakeTab) LimitCart(f browser.CartLimit) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.limit, t.limitBase = f, len(t.cart)
+	return nil
 }
 
 func (t *fakeTab) CartRequests() []browser.CartRequest {
@@ -188,13 +199,25 @@ func (t *fakeTab) CartRequests() []browser.CartRequest {
 }
 
 // addToCart records an add the store accepted (status 200).
+// With a limit the host enforces, an add it refuses is recorded as refused
+// and never accepted.
 func (t *fakeTab) addToCart(productID string, units int) {
+	c := store.CartChange{Path: "/api/cart/add", Kind: store.CartAdd, ProductID: productID, Quantity: units}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cart = append(t.cart, browser.CartRequest{
-		CartChange: store.CartChange{Path: "/api/cart/add", Kind: store.CartAdd, ProductID: productID, Quantity: units},
-		Method:     "POST", Status: 200,
-	})
+	limit, used := t.limit, 0
+	for _, r := range t.cart[t.limitBase:] {
+		if r.Done() && r.Kind == store.CartAdd {
+			used += max(r.Quantity, 1)
+		}
+	}
+	t.mu.Unlock()
+	req := browser.CartRequest{CartChange: c, Method: "POST", Status: 200}
+	if limit != nil && t.host != nil && t.host.limitsAdds && limit(c, used) != nil { // as the browser: without the tab's lock
+		req = browser.CartRequest{CartChange: c, Method: "POST", Failed: true, Refused: true}
+	}
+	t.mu.Lock()
+	t.cart = append(t.cart, req)
+	t.mu.Unlock()
 }
 
 func (t *fakeTab) Screenshot(context.Context) ([]byte, error)                    { return []byte("png"), nil }
@@ -251,6 +274,7 @@ type fakeHost struct {
 	newTabErrs []error // returned by the next NewTab calls, in order
 	relaunches int
 	closed     bool
+	limitsAdds bool               // the tabs enforce the item's cart limit (a profile with CartOps)
 	tabFor     func(*fakeTab) Tab // when set, the tab NewTab returns
 }
 
@@ -380,6 +404,21 @@ func signsOut(h *fakeHost, b behaviour) behaviour {
 
 // addsThen records an add of units × productID on the attempt's tab, then
 // does b.
+// setsThen has the tab set the product's cart line to q (a quantity
+// change the store accepts), then does b.
+func setsThen(productID string, q int, b behaviour) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		ft := c.tab
+		ft.mu.Lock()
+		ft.cart = append(ft.cart, browser.CartRequest{
+			CartChange: store.CartChange{Path: "/api/cart/update", Kind: store.CartSet, ProductID: productID, Quantity: q},
+			Method:     "POST", Status: 200,
+		})
+		ft.mu.Unlock()
+		return b(ctx, c)
+	}
+}
+
 func addsThen(productID string, units int, b behaviour) behaviour {
 	return func(ctx context.Context, c *fakeCall) agent.Result {
 		c.tab.addToCart(productID, units)

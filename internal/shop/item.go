@@ -16,6 +16,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // Reasons the run itself gives failed items (the agent's reasons are kept
@@ -67,6 +68,8 @@ type itemRun struct {
 	cart    []browser.CartRequest
 	tab     Tab
 	tabBase int // the tab's requests before the item took it (another item's)
+	// refused are the adds the item's cart limit stopped (cartLimit).
+	refused []store.CartChange
 }
 
 // attemptOut is what one attempt produced.
@@ -285,6 +288,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		StoreHint:     r.cfg.Store.Hint,
 		Replay:        it.replayNoteFor(onPage),
 		Earlier:       it.earlierAdds(),
+		MaybeAdded:    it.maybeAdded(r.cfg.Store.CartSetup),
 	}
 	if w, ok := r.cfg.WrongProducts[it.p.item.Name]; ok {
 		data.Wrong = &w

@@ -51,6 +51,10 @@ type PromptData struct {
 	// Earlier is what an earlier attempt of this item already added to
 	// the cart (the retry must not add it again).
 	Earlier []EarlierAdd
+	// MaybeAdded says an earlier attempt sent a cart change the profile
+	// cannot read (no CartOps: metro) to a path that is not a delivery
+	// choice: it may have added the item, and the retry checks first.
+	MaybeAdded bool
 	// Wrong is the product the household rejected for this item (Wrong
 	// product in the review pack): never add it again.
 	Wrong *WrongProduct

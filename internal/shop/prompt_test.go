@@ -38,6 +38,11 @@ func TestGoal(t *testing.T) {
 			[]string{"pick home delivery"}, []string{"Postal code:", "raise the quantity", "shopping list says"}},
 		{"a count that is a package size", "metro", func(d *PromptData) { d.ItemName, d.Query, d.Quantity = "12 eggs", "eggs", 12 },
 			[]string{`The shopping list says "12 eggs"`, "Quantity: 12\n", "when one package holds exactly that many, add one package"}, nil},
+		{"an earlier attempt may have added (metro)", "metro", func(d *PromptData) { d.MaybeAdded = true },
+			[]string{"An earlier attempt at this item may have added it to the cart", "check the cart count before adding"}, nil},
+		{"what an earlier attempt added is known", "demo", func(d *PromptData) {
+			d.MaybeAdded, d.Earlier = true, []EarlierAdd{{ProductID: "milk-2pct-2l", Units: 1}}
+		}, []string{"already added to the cart: 1 × product milk-2pct-2l"}, []string{"may have added"}},
 		{"unknown store uses the default template", "somewhere", nil,
 			[]string{"Item: milk\n", "online grocery store metro.ca"}, nil},
 	}

@@ -63,6 +63,11 @@ type Profile struct {
 	// line, so that each tab's cart changes can be read (see CartChange);
 	// a profile without them still attributes every cart change to its tab.
 	CartOps []CartOp
+	// CartSetupPaths are the cart paths that set up the delivery (postal
+	// code, delivery mode, store, time slot, consent) and change no cart
+	// line; matched like BlockedPaths. A cart change of unknown kind (no
+	// CartOps for it) to any other cart path may have added a unit.
+	CartSetupPaths []string
 	// AuthMarkerSelector is a CSS selector present on store pages only when
 	// the shopper is signed in.
 	AuthMarkerSelector string
@@ -248,9 +253,14 @@ var cartPrefixSegments = map[string]bool{
 // (/en/online-grocery/cart…) and the usual SAP Commerce names for adding,
 // updating and removing entries, the mini cart, and the delivery/pickup
 // (postal code, store, time slot) choice the first add asks for.
-var metroCartPaths = []string{
+var metroCartPaths = append([]string{
 	"/cart", "/carts", "/minicart", "/mini-cart", "/add-to-cart", "/addtocart",
 	"/cart-entry", "/cart-entries",
+}, metroCartSetupPaths...)
+
+// metroCartSetupPaths are the ones among metroCartPaths that choose the
+// delivery and change no cart line.
+var metroCartSetupPaths = []string{
 	"/postal-code", "/postalcode", "/delivery-mode", "/pickup", "/store-selector", "/set-store", "/timeslot", "/time-slot",
 }
 
@@ -279,6 +289,7 @@ func Metro() Profile {
 		OrderPaths:            slices.Clone(orderPaths),
 		StoreHosts:            []string{"metro.ca", "*.metro.ca"},
 		CartPaths:             slices.Clone(metroCartPaths),
+		CartSetupPaths:        slices.Clone(metroCartSetupPaths),
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
@@ -348,6 +359,7 @@ func Demo() Profile {
 		StoreHosts:        []string{"www.metro.ca", "product-images.metro.ca"},
 		// Exactly the demo store's cart API (package demostore).
 		CartPaths:      []string{"/api/cart/add", "/api/cart/update", "/api/postal-code", "/api/consent"},
+		CartSetupPaths: []string{"/api/postal-code", "/api/consent"},
 		CartPathsExact: true,
 		CartOps: []CartOp{
 			{Path: "/api/cart/add", Kind: CartAdd, ProductField: "productId", QuantityField: "quantity"},
@@ -850,6 +862,13 @@ func (p Profile) CheckRequest(method string, u *url.URL, login bool) RequestVerd
 		return RequestVerdict{Rule: RuleStateChange, Reason: fmt.Sprintf("the %s store's profile allows %s requests only to its cart operations", p.Name, strings.ToUpper(method))}
 	}
 	return RequestVerdict{Allowed: true}
+}
+
+// CartSetupPath reports whether a cart path (a URL's escaped path) is one
+// of CartSetupPaths: it chooses the delivery and changes no cart line.
+func (p Profile) CartSetupPath(urlPath string) bool {
+	_, ok := matchPaths(NormalizePath(urlPath), p.CartSetupPaths)
+	return ok
 }
 
 func (p Profile) storeHost(host string) bool {
