@@ -664,8 +664,9 @@ func decodeFormPart(s string) string {
 
 // strongOrderWords are order words long enough to be refused anywhere in
 // the text with its separators dropped ("expressCheckout", "check-out",
-// "cart-express-check-out").
-var strongOrderWords = []string{"checkout", "payment", "placeorder", "submitorder", "confirmorder", "purchase", "finalize", "finalise"}
+// "cart-express-check-out"), in English and in French — metro.ca serves
+// Québec in both ("passer-la-commande", "confirmerCommande", "paiement").
+var strongOrderWords = []string{"checkout", "payment", "placeorder", "submitorder", "confirmorder", "purchase", "finalize", "finalise", "commande", "paiement"}
 
 // shortOrderWords are refused anywhere inside a word, whatever its case,
 // digits or run-together spelling: "createOrder", "createorder",

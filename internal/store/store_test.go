@@ -298,6 +298,10 @@ func TestCheckRequest(t *testing.T) {
 		{"order with a digit", metro, "POST", "https://www.metro.ca/cart/order2", false, RuleOrder, "order"},
 		{"run-together flow event", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?_eventId=ordernow", false, RuleOrder, "order"},
 		{"all-caps run-together with a version", metro, "POST", "https://www.metro.ca/api/cart/CREATEORDERV2", false, RuleOrder, "order"},
+		// French: metro.ca serves Québec in French too.
+		{"French place the order", metro, "POST", "https://www.metro.ca/fr/epicerie-en-ligne/panier/passer-la-commande", false, RuleOrder, "commande"},
+		{"French camel-case confirmerCommande", metro, "POST", "https://www.metro.ca/cart?_eventId=confirmerCommande", false, RuleOrder, "commande"},
+		{"French payment", metro, "POST", "https://www.metro.ca/fr/epicerie-en-ligne/panier/paiement", false, RuleOrder, "paiement"},
 		{"pay in the middle", metro, "POST", "https://www.metro.ca/api/cart/expresspaynow", false, RuleOrder, "pay"},
 		{"reorder orders again", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/update?sort=reorder", false, RuleOrder, "order"},
 		{"a spared word does not spare its compound", metro, "POST", "https://www.metro.ca/api/cart/paydayOrder", false, RuleOrder, "order"},
@@ -387,6 +391,7 @@ func TestCheckBody(t *testing.T) {
 		{"form flow event ordernow", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "_eventId=ordernow", true, RuleOrder, "order"},
 		{"multipart paynow", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "multipart/form-data; boundary=XX",
 			"--XX\r\nContent-Disposition: form-data; name=\"_eventId\"\r\n\r\nPAYNOW\r\n--XX--\r\n", true, RuleOrder, "pay"},
+		{"form French commande", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", "application/x-www-form-urlencoded", "_eventId=passerCommande", true, RuleOrder, "commande"},
 		{"form reorder", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "application/x-www-form-urlencoded", "productCode=0123&action=reorder", true, RuleOrder, "order"},
 		{"empty body", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/add", "", "", true, RuleAllowed, ""},
 		// Only state changes to store hosts are read.
