@@ -100,6 +100,34 @@ func TestPanelHistoryReadsJournalsAndTraces(t *testing.T) {
 	}
 }
 
+// A stopped run's History line counts the items it did not shop (issue 26:
+// a cancelled run said "1 added, 0 not found, 0 failed" and nothing of the
+// four items it never shopped): those with a not-shopped result, and, in an
+// older journal, those left pending, in flight or interrupted.
+func TestHistoryCountsNotShopped(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.Config{DataDir: filepath.Join(dir, "data")}
+	started := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	finished := started.Add(2 * time.Minute)
+	rec := shop.JournalRecord{RunID: "20261124T090000Z-cccc", StartedAt: started, FinishedAt: &finished, State: runstatus.StateCancelled, Items: []shop.JournalItem{
+		{ItemID: "1", Name: "bananas", Quantity: 1, Status: shop.ItemDone, Result: &report.ItemResult{Outcome: report.OutcomeAdded, ProductName: "Bananas"}},
+		{ItemID: "2", Name: "milk", Quantity: 1, Status: shop.ItemDone, Result: &report.ItemResult{Outcome: report.OutcomeNotShopped}},
+		{ItemID: "3", Name: "eggs", Quantity: 1, Status: shop.ItemInterrupted},
+		{ItemID: "4", Name: "bread", Quantity: 1, Status: shop.ItemPending},
+		{ItemID: "5", Name: "butter", Quantity: 1, Status: shop.ItemInFlight},
+	}}
+	if _, err := shop.NewJournal(shop.JournalDir(cfg.DataDir), rec); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := PanelHistory(cfg).Runs(context.Background())
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if r := runs[0]; r.State != string(runstatus.StateCancelled) || r.Items != 5 || r.Added != 1 || r.NotShopped != 4 || r.NotFound != 0 || r.Failed != 0 {
+		t.Fatalf("the stopped run in History: %+v, want 1 added and 4 not shopped of 5", r)
+	}
+}
+
 // The panel lists and forgets the runs' remembered products.
 func TestPanelProducts(t *testing.T) {
 	cfg := config.Config{DataDir: t.TempDir(), Store: "demo"}

@@ -102,10 +102,22 @@ func TestReviewPackInChromium(t *testing.T) {
 	}
 	until("the page to load its script and stream", func() bool { return text("#state") == "No run yet." })
 
-	sum := report.Summary{RunID: "r1", Items: []report.ItemResult{}, CartURL: "https://www.metro.ca/en/online-grocery/cart"}
+	sum := report.Summary{RunID: "r1", Items: []report.ItemResult{}, CartURL: "https://www.metro.ca/en/online-grocery/cart",
+		Warnings: []string{"The cart gained 1 × Oikos Greek Yogurt that no list item reported."}}
 	bus.Publish(runstatus.Event{Kind: runstatus.KindRunFinished, RunID: "r1", State: runstatus.StateReviewReady, Summary: &sum, Pack: &pack})
 	const card = `#pack li[data-item="milk"]`
 	until("the pack's milk", func() bool { return strings.Contains(text(card), "1 × Natrel 2% Milk 2 L") })
+	// The end of the run (issue 26: at review_ready the Run view had no link
+	// to the cart and no review): the cart's link and the review's warnings.
+	if ok, _ := page.Locator("#cart-link").IsVisible(); !ok {
+		t.Error("the Run view at the end has no visible link to the cart")
+	}
+	if href, _ := page.Locator("#cart-link").GetAttribute("href"); href != sum.CartURL {
+		t.Errorf("the cart link goes to %q, want %q", href, sum.CartURL)
+	}
+	if s := text("#end-warnings"); !strings.Contains(s, "Oikos Greek Yogurt") {
+		t.Errorf("the review's warnings at the end: %q", s)
+	}
 	if s := text(card); !strings.Contains(s, "the agent chose among 8") || !strings.Contains(s, "up 22 %") {
 		t.Errorf("milk in the pack: %q", s)
 	}
