@@ -151,3 +151,24 @@ func TestButtonsCountOnlyOnTheirOwnMessage(t *testing.T) {
 		}
 	})
 }
+
+// Typed replies over Telegram are read as strictly as on every channel
+// (issue 24): an invisible character alone is asked again (never a search
+// for "\u200b"), an invisible character cannot hide a number, and a reply
+// over the length limit is asked again instead of being cut.
+func TestInvisibleAndOverlongRepliesAreAskedAgain(t *testing.T) {
+	h := newHarness(t)
+	res := async(func() (choice.Answer, error) { return h.bot.Choose(h.ctx(), milkQuestion()) })
+	h.waitText("Shopping for: milk")
+	h.fake.SendText(testChat, "\u200b")
+	h.waitNth("Please reply with a number or describe what you want", 1)
+	h.fake.SendText(testChat, "\x00\u2060")
+	h.waitNth("Please reply with a number or describe what you want", 2)
+	h.fake.SendText(testChat, strings.Repeat("greek yogurt ", 20)) // 260 characters
+	h.waitNth("That is too long", 1)
+	h.fake.SendText(testChat, "\u200b2")
+	a, err := await(t, res)
+	if err != nil || a != (choice.Answer{Kind: choice.KindProduct, Index: 1}) {
+		t.Fatalf("answer = %+v, %v; want option 2 (\"\\u200b2\")", a, err)
+	}
+}
