@@ -68,6 +68,19 @@ type ending struct {
 type attempt struct {
 	mu  sync.Mutex
 	end *ending
+	// brandDecided: an any-brand item's question between several matches
+	// was sent back to the agent once (anyBrandOnce).
+	brandDecided bool
+}
+
+// anyBrandOnce reports whether this is the attempt's first question
+// between several matches (and remembers that it was asked).
+func (a *attempt) anyBrandOnce() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	first := !a.brandDecided
+	a.brandDecided = true
+	return first
 }
 
 // claim records e as the attempt's ending unless one exists; it reports
@@ -245,6 +258,17 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 			ts.onEnd(ctx, e)
 		}
 		return agent.ToolOutput{Response: map[string]any{"answer": "nothing", "reason": "the household never wants a substitute for this item"}, End: true, Payload: e}, nil
+	}
+	if reason == reasonSeveral && it.policy.AnyBrand && !it.policy.Ask && ts.att.anyBrandOnce() {
+		// Any brand (#anybrand): the household is not asked which brand.
+		// The agent decides; if it asks again, the products differ in more
+		// than the brand (a size or kind the item names), and it may.
+		it.r.log.Info("any brand: not asking which of several matches", "item", it.p.item.Name)
+		return agent.ToolOutput{Response: map[string]any{
+			"error": "Not asked: the household takes any brand for this item. Do not ask which brand — add the ordinary choice " +
+				"among these (the usual household size at the lowest price) and report it. Call present_options again only if " +
+				"they differ in something the item names (size, kind, fat, flavour), not in brand.",
+		}}, nil
 	}
 	kept, dropped := it.r.inStockOptions(ctx, q.Options)
 	if len(dropped) > 0 {

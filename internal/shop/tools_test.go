@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/choice"
@@ -146,6 +147,55 @@ func TestReportAddedKeepsNeverSubstitute(t *testing.T) {
 				msg, _ := out.Response["error"].(string)
 				if out.End || !strings.Contains(msg, ToolReportNotFound) || !strings.Contains(msg, "Lactantia Salted Butter") {
 					t.Errorf("refusal does not tell the agent to report not found: %+v", out)
+				}
+			}
+		})
+	}
+}
+
+// Any brand (#anybrand, or the item's description): a question between
+// several matches is not put to the household the first time — the agent
+// is told to add the ordinary choice itself; asked again in the same
+// attempt (the products differ in more than brand), the household is
+// asked. Other questions, and an item that also says always ask, are asked
+// as usual.
+func TestAnyBrandIsNotAskedWhichBrand(t *testing.T) {
+	opts := []any{
+		map[string]any{"name": "Natrel 2% Milk 2 L", "price": "$5.49"},
+		map[string]any{"name": "Lactantia 2% Milk 2 L", "price": "$5.29"},
+	}
+	tests := []struct {
+		name   string
+		policy shoppinglist.Policy
+		reason string
+		asked  []bool // per call of present_options: was the household asked
+	}{
+		{"any brand, several match", shoppinglist.Policy{AnyBrand: true}, "several_match", []bool{false, true}},
+		{"any brand, out of stock", shoppinglist.Policy{AnyBrand: true}, "out_of_stock", []bool{true}},
+		{"any brand and always ask", shoppinglist.Policy{AnyBrand: true, Ask: true}, "several_match", []bool{true}},
+		{"no rule", shoppinglist.Policy{}, "several_match", []bool{true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &fakeResolver{answer: func(choice.Question) (choice.Answer, error) {
+				return choice.Answer{Kind: choice.KindProduct, Index: 1}, nil
+			}}
+			it := &itemRun{r: &run{log: slog.New(slog.DiscardHandler), now: time.Now}, p: &planned{item: shoppinglist.Item{ID: "m", Name: "milk", Product: "milk", Quantity: 1}},
+				query: "milk", policy: tt.policy}
+			ts := &toolSet{item: it, att: &attempt{}, resolver: res, onEnd: func(context.Context, ending) {}}
+			for i, want := range tt.asked {
+				before := len(res.questions)
+				out, err := ts.presentOptions(context.Background(), map[string]any{"options": opts, "reason": tt.reason, "context": "Two 2% milks match."})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if asked := len(res.questions) > before; asked != want {
+					t.Fatalf("call %d: asked %v, want %v: %v", i+1, asked, want, out.Response)
+				}
+				if !want {
+					if msg, _ := out.Response["error"].(string); out.End || !strings.Contains(msg, "any brand") {
+						t.Errorf("call %d: the agent is not told to choose itself: %+v", i+1, out)
+					}
 				}
 			}
 		})
