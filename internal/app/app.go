@@ -28,6 +28,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -282,7 +283,8 @@ func (r *Runner) cannotRun(err error) (shop.Result, error) {
 	r.log.Error("the shopping run cannot start", "err", err)
 	if r.deps.Bus != nil {
 		now := time.Now()
-		sum := report.Summary{StartedAt: now, FinishedAt: now, Items: []report.ItemResult{}, Warnings: []string{"The shopping run could not start: " + err.Error()}}
+		sum := report.Summary{StartedAt: now, FinishedAt: now, Items: []report.ItemResult{}}
+		sum.Warn(messages.Say("warning.run_not_started", "error", err.Error()))
 		r.deps.Bus.Publish(runstatus.Event{Time: now, Kind: runstatus.KindStateChanged, State: runstatus.StateFailed, Message: err.Error()})
 		r.deps.Bus.Publish(runstatus.Event{Time: now, Kind: runstatus.KindRunFinished, State: runstatus.StateFailed, Message: err.Error(), Summary: &sum})
 	}

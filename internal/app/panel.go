@@ -174,7 +174,10 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 		for _, c := range rv.Changes {
 			d.Changes = append(d.Changes, changeText(c))
 		}
-		d.Warnings = append(d.Warnings, rv.WarningTexts()...)
+		for _, w := range rv.Warnings {
+			d.Warnings = append(d.Warnings, w.Message)
+			d.WarningTexts = append(d.WarningTexts, w.Text)
+		}
 	}
 	return d, nil
 }

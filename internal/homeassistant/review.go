@@ -184,7 +184,7 @@ func reviewText(m messages.Catalog, pk reviewpack.Pack) string {
 				b.WriteString("\n" + m.T("phone.review_more"))
 				return b.String()
 			}
-			b.WriteString("\n• " + phoneTruncate(it.ItemName, phoneMaxNameRunes) + ": " + phoneTruncate(w.Message, phoneMaxContextRune/2))
+			b.WriteString("\n• " + phoneTruncate(it.ItemName, phoneMaxNameRunes) + ": " + phoneTruncate(w.Said(m), phoneMaxContextRune/2))
 			n++
 		}
 	}

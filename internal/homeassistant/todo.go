@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -685,9 +686,9 @@ func (p *TodoProvider) SendSummary(ctx context.Context, s report.Summary) error 
 			uids = append(uids, uid)
 		}
 		sort.Strings(uids)
-		s.Warnings = slices.Clip(s.Warnings)
+		s.Warnings, s.WarningTexts = slices.Clip(s.Warnings), slices.Clip(s.WarningTexts)
 		for _, uid := range uids {
-			s.Warnings = append(s.Warnings, "the shopping list was not updated: "+failed[uid].Error())
+			s.Warn(messages.Say("warning.list_not_updated", "error", failed[uid].Error()))
 		}
 	}
 	return p.notifier.SendSummary(ctx, s)

@@ -178,3 +178,62 @@ func (c Catalog) Foreign(text string) []string {
 }
 
 var longWord = regexp.MustCompile(`\p{L}{4,}`)
+
+// Text is a sentence kept as data — its catalogue key and the values of its
+// placeholders — so that it is said in the language of whoever reads it
+// (a warning made during a run, shown later in the panel, on the phone or
+// in the summary). The zero Text has no key: say the English text kept
+// beside it instead (journals written before keys).
+type Text struct {
+	Key  string            `json:"key,omitempty"`
+	Args map[string]string `json:"args,omitempty"`
+	// About is what the text is about (an item's name), said before it as
+	// written: "<about>: <text>".
+	About string `json:"about,omitempty"`
+}
+
+// Say is the Text of key with its values as name, value pairs (as T takes
+// them). A value "@<key>" is the catalogue's text of that key, said in the
+// reader's language too (an outcome's word).
+func Say(key string, args ...any) Text {
+	t := Text{Key: key}
+	for i := 0; i+1 < len(args); i += 2 {
+		if t.Args == nil {
+			t.Args = map[string]string{}
+		}
+		t.Args[fmt.Sprint(args[i])] = fmt.Sprint(args[i+1])
+	}
+	return t
+}
+
+// Say is t in c's language; fallback when t has no key or c's catalogue
+// (and English) lack it.
+func (c Catalog) Say(t Text, fallback string) string {
+	if t.Key == "" {
+		return fallback
+	}
+	if _, ok := texts[Languages[0]][t.Key]; !ok {
+		return fallback
+	}
+	args := make([]any, 0, 2*len(t.Args))
+	for _, k := range slices.Sorted(maps.Keys(t.Args)) {
+		v := t.Args[k]
+		if ref, ok := strings.CutPrefix(v, "@"); ok {
+			if _, known := texts[Languages[0]][ref]; known {
+				v = c.T(ref) // a word of the catalogue ("@warning.outcome_failed")
+			}
+		}
+		args = append(args, k, v)
+	}
+	s := c.T(t.Key)
+	if len(args) > 0 {
+		s = c.T(t.Key, args...)
+	}
+	if t.About != "" {
+		s = t.About + ": " + s
+	}
+	return s
+}
+
+// English is t in English (what is kept as the text beside it).
+func (t Text) English() string { return For(Languages[0]).Say(t, t.Key) }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -58,7 +59,10 @@ type RunDetail struct {
 	// review's warnings.
 	Changes  []string `json:"changes"`
 	Warnings []string `json:"warnings"`
-	CartURL  string   `json:"cart_url,omitempty"`
+	// WarningTexts are Warnings as catalogue keys and values, index for
+	// index (the page says them in its language; none: Warnings as written).
+	WarningTexts []messages.Text `json:"warning_texts,omitempty"`
+	CartURL      string          `json:"cart_url,omitempty"`
 	// Pack is the run's review pack, with the household's actions on the
 	// cart since (nil for a run without one).
 	Pack *reviewpack.Pack `json:"pack,omitempty"`

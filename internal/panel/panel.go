@@ -286,9 +286,15 @@ func (p *Panel) serveState(w http.ResponseWriter, _ *http.Request) {
 }
 
 // serveMessages is the page's texts in its language: {"lang": "fr",
-// "texts": {"title": "Épicerie", …}} (the catalogue's "panel." keys).
+// "texts": {"title": "Épicerie", …}} (the catalogue's "panel." keys without
+// their area, and its "warning." keys whole: the run's warnings come as key
+// and values, messages.Text, and the page says them).
 func (p *Panel) serveMessages(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, map[string]any{"lang": p.opts.Messages.Lang(), "texts": p.opts.Messages.Area("panel")})
+	texts := p.opts.Messages.Area("panel")
+	for k, v := range p.opts.Messages.Area("warning") {
+		texts["warning."+k] = v
+	}
+	writeJSON(w, map[string]any{"lang": p.opts.Messages.Lang(), "texts": texts})
 }
 
 // keepAlive is how often an idle event stream gets a comment, so proxies

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 )
 
 // Bounds of the texts a run's results carry to the panel, notifications,
@@ -24,6 +26,19 @@ func Clip(s string, limit int) string {
 	}
 	r := []rune(s)
 	return string(r[:limit-1]) + "…"
+}
+
+// ClipText returns t with every value clipped to MaxTextRunes.
+func ClipText(t messages.Text) messages.Text {
+	if t.Args == nil {
+		return t
+	}
+	args := make(map[string]string, len(t.Args))
+	for k, v := range t.Args {
+		args[k] = Clip(v, MaxTextRunes)
+	}
+	t.Args = args
+	return t
 }
 
 // SkippedTooLong explains an item whose name is over MaxNameRunes.
@@ -58,6 +73,13 @@ func (s Summary) Bounded() Summary {
 			w[i] = Clip(x, MaxTextRunes)
 		}
 		s.Warnings = w
+	}
+	if s.WarningTexts != nil {
+		t := make([]messages.Text, len(s.WarningTexts))
+		for i, x := range s.WarningTexts {
+			t[i] = ClipText(x)
+		}
+		s.WarningTexts = t
 	}
 	if s.UnappliedUpdates != nil {
 		u := make([]UnappliedUpdate, len(s.UnappliedUpdates))

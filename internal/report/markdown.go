@@ -195,7 +195,7 @@ func (s Summary) MarkdownIn(m messages.Catalog) string {
 
 	if len(s.Warnings) > 0 {
 		fmt.Fprintf(&b, "\n## %s (%d)\n\n", m.T("summary.warnings"), len(s.Warnings))
-		for _, w := range s.Warnings {
+		for _, w := range s.WarningsIn(m) {
 			b.WriteString("- " + escape(oneLine(w)) + "\n")
 		}
 	}

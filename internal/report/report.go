@@ -5,6 +5,7 @@ package report
 import (
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 )
 
@@ -77,6 +78,10 @@ type ItemResult struct {
 	// (a unit of another product, more units than reported, units added by
 	// an item that ended without a product), found when it finished.
 	Warnings []string `json:"warnings,omitempty"`
+	// WarningTexts are Warnings as catalogue keys and values, index for
+	// index (AddWarning keeps them so), to say them in the reader's
+	// language; a result from before keys has none (its Warnings are said).
+	WarningTexts []messages.Text `json:"warning_texts,omitempty"`
 
 	// For the review pack (internal/reviewpack): Matches is how many
 	// products the agent said matched the item about equally well (0:
@@ -96,6 +101,34 @@ type ItemResult struct {
 // it says always ask (ItemResult.NotAsked).
 const NotAskedWarning = "added without asking, although the item says always ask (#ask)"
 
+// NotAskedKey is NotAskedWarning's catalogue key.
+const NotAskedKey = "warning.not_asked"
+
+// AddWarning adds a warning said by the catalogue (its English text to
+// Warnings, the key and values to WarningTexts at the same index).
+func (r *ItemResult) AddWarning(t messages.Text) {
+	r.WarningTexts = padTexts(r.WarningTexts, len(r.Warnings))
+	r.Warnings = append(r.Warnings, t.English())
+	r.WarningTexts = append(r.WarningTexts, t)
+}
+
+// WarningText is the key and values of Warnings[i] (none: say Warnings[i]).
+func (r ItemResult) WarningText(i int) messages.Text {
+	if i < len(r.WarningTexts) {
+		return r.WarningTexts[i]
+	}
+	return messages.Text{}
+}
+
+// padTexts makes ts n long (keyless texts for warnings added as plain
+// strings), so that a keyed warning added next lands at its own index.
+func padTexts(ts []messages.Text, n int) []messages.Text {
+	for len(ts) < n {
+		ts = append(ts, messages.Text{})
+	}
+	return ts
+}
+
 // How the household chose an item's product (ItemResult.ChosenBy).
 const (
 	ChosenByHousehold      = "household"
@@ -104,6 +137,32 @@ const (
 	// that could not be bought (a sold-out item's question).
 	ChosenBySubstitute = "household_substitute"
 )
+
+// Warn adds a warning said by the catalogue (its English text to Warnings,
+// the key and values to WarningTexts at the same index).
+func (s *Summary) Warn(t messages.Text) { s.WarnAs(t.English(), t) }
+
+// WarnAs adds a warning whose English text is english (a text made before
+// the catalogue said it, kept as it was).
+func (s *Summary) WarnAs(english string, t messages.Text) {
+	s.WarningTexts = padTexts(s.WarningTexts, len(s.Warnings))
+	s.Warnings = append(s.Warnings, english)
+	s.WarningTexts = append(s.WarningTexts, t)
+}
+
+// WarningsIn is the warnings said in m's language (a warning without a key
+// as written).
+func (s Summary) WarningsIn(m messages.Catalog) []string {
+	out := make([]string, len(s.Warnings))
+	for i, w := range s.Warnings {
+		t := messages.Text{}
+		if i < len(s.WarningTexts) {
+			t = s.WarningTexts[i]
+		}
+		out[i] = m.Say(t, w)
+	}
+	return out
+}
 
 // Usage is model token use and its estimated cost.
 type Usage struct {
@@ -126,8 +185,12 @@ type Summary struct {
 	Items      []ItemResult `json:"items"`
 	// Warnings come from the cart review (missing lines, price differences…).
 	Warnings []string `json:"warnings,omitempty"`
-	CartURL  string   `json:"cart_url,omitempty"`
-	Usage    Usage    `json:"usage"`
+	// WarningTexts are Warnings as catalogue keys and values, index for
+	// index (Warn keeps them so; a warning appended as a plain string has
+	// none and is said as written).
+	WarningTexts []messages.Text `json:"warning_texts,omitempty"`
+	CartURL      string          `json:"cart_url,omitempty"`
+	Usage        Usage           `json:"usage"`
 	// Cancelled is set when the run was stopped before every item was shopped.
 	Cancelled bool `json:"cancelled,omitempty"`
 	// UnappliedUpdates are the list updates that could not be applied.

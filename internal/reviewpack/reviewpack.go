@@ -70,9 +70,22 @@ const (
 
 // Warning is one thing about an item the household should check.
 type Warning struct {
-	Kind    WarningKind `json:"kind"`
-	Message string      `json:"message"`
+	Kind WarningKind `json:"kind"`
+	// Message is the warning in English (the journal's text; what is shown
+	// for a warning without a key, from a journal written before keys).
+	Message string `json:"message"`
+	// Text is the warning as a catalogue key and its values ("key",
+	// "args"), said in the reader's language: Catalog.Say(w.Text, w.Message).
+	messages.Text
 }
+
+// warn is a warning said by the catalogue, its Message the English text.
+func warn(kind WarningKind, t messages.Text) Warning {
+	return Warning{Kind: kind, Message: t.English(), Text: t}
+}
+
+// Said is the warning in m's language.
+func (w Warning) Said(m messages.Catalog) string { return m.Say(w.Text, w.Message) }
 
 // DefaultPriceChangePercent is the price change, in percent, from which a
 // price is worth a warning when the configuration sets none.
@@ -338,6 +351,8 @@ type ItemIssue struct {
 	Item    string
 	Kind    WarningKind
 	Message string
+	// Text is Message as a catalogue key and values (none: Message is said).
+	Text messages.Text
 }
 
 // Build makes the pack of a run from its results, the cart review's item
@@ -358,25 +373,26 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 			it.ProductID = productID(r.URL, after)
 			it.Confidence, it.Matches = confidence(r)
 			if it.Confidence == Substitute {
-				it.Warnings = append(it.Warnings, Warning{Kind: WarnSubstitute,
-					Message: fmt.Sprintf("%s is a substitute for %q.", r.ProductName, r.ItemName)})
+				it.Warnings = append(it.Warnings, warn(WarnSubstitute,
+					messages.Say("warning.substitute", "product", r.ProductName, "item", r.ItemName)))
 			}
 			if w, ok := priceChange(r, pct); ok {
 				it.Warnings = append(it.Warnings, w)
 			}
 			if r.NotAsked {
-				it.Warnings = append(it.Warnings, Warning{Kind: WarnNotAsked, Message: report.NotAskedWarning})
+				it.Warnings = append(it.Warnings, Warning{Kind: WarnNotAsked, Message: report.NotAskedWarning,
+					Text: messages.Say(report.NotAskedKey)})
 			}
-			for _, w := range r.Warnings {
-				it.Warnings = append(it.Warnings, Warning{Kind: WarnUnreportedUnit, Message: w})
+			for i, w := range r.Warnings {
+				it.Warnings = append(it.Warnings, Warning{Kind: WarnUnreportedUnit, Message: w, Text: r.WarningText(i)})
 			}
 		}
 		if outOfStock(r) {
-			it.Warnings = append(it.Warnings, Warning{Kind: WarnOutOfStock, Message: outOfStockText(r)})
+			it.Warnings = append(it.Warnings, warn(WarnOutOfStock, outOfStockText(r)))
 		}
 		for _, is := range issues {
 			if is.Item == r.ItemName {
-				it.Warnings = append(it.Warnings, Warning{Kind: is.Kind, Message: is.Message})
+				it.Warnings = append(it.Warnings, Warning{Kind: is.Kind, Message: is.Message, Text: is.Text})
 			}
 		}
 		p.Items = append(p.Items, it)
@@ -412,12 +428,12 @@ func priceChange(r report.ItemResult, pct float64) (Warning, bool) {
 	if diff < pct && -diff < pct {
 		return Warning{}, false
 	}
-	dir := "up"
+	key := "warning.price_up"
 	if diff < 0 {
-		dir, diff = "down", -diff
+		key, diff = "warning.price_down", -diff
 	}
-	return Warning{Kind: WarnPriceChanged, Message: fmt.Sprintf("%s is %s %.0f %% since last time (%s → %s).",
-		r.ProductName, dir, diff, money.Format(was.UnitCents), money.Format(now.UnitCents))}, true
+	return warn(WarnPriceChanged, messages.Say(key, "product", r.ProductName, "percent", fmt.Sprintf("%.0f", diff),
+		"was", money.Format(was.UnitCents), "now", money.Format(now.UnitCents))), true
 }
 
 // outOfStock: the item ended not found for want of stock, or its
@@ -427,11 +443,11 @@ func outOfStock(r report.ItemResult) bool {
 	return strings.Contains(s, "out of stock") || strings.Contains(s, "sold out")
 }
 
-func outOfStockText(r report.ItemResult) string {
+func outOfStockText(r report.ItemResult) messages.Text {
 	if r.Outcome == report.OutcomeAdded {
-		return fmt.Sprintf("The usual product for %q was out of stock.", r.ItemName)
+		return messages.Say("warning.out_of_stock_usual", "item", r.ItemName)
 	}
-	return fmt.Sprintf("%q was out of stock.", r.ItemName)
+	return messages.Say("warning.out_of_stock", "item", r.ItemName)
 }
 
 // productID finds the product id of an added item: the cart line whose id
@@ -495,6 +511,7 @@ func (p Pack) Bounded() Pack {
 		ws := make([]Warning, len(it.Warnings))
 		for j, w := range it.Warnings {
 			w.Message = report.Clip(w.Message, report.MaxTextRunes)
+			w.Text = report.ClipText(w.Text)
 			ws[j] = w
 		}
 		it.Warnings = ws

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
@@ -207,10 +208,11 @@ func unknownCartChange(reqs []browser.CartRequest, setup func(path string) bool)
 
 // cartWarnings compares what the item's tabs did to the cart with the
 // item's result: units of a product it did not report, more units than it
-// reported, or units added by an item that ends without a product.
-func (it *itemRun) cartWarnings(res report.ItemResult) []string {
+// reported, or units added by an item that ends without a product. Each is
+// a catalogue text (report.ItemResult.AddWarning).
+func (it *itemRun) cartWarnings(res report.ItemResult) []messages.Text {
 	e := effectOf(it.cartSoFar())
-	var warns []string
+	var warns []messages.Text
 	it.cartMu.Lock()
 	refused := append([]store.CartChange(nil), it.refused...)
 	it.cartMu.Unlock()
@@ -219,13 +221,17 @@ func (it *itemRun) cartWarnings(res report.ItemResult) []string {
 		for _, c := range refused {
 			units += max(c.Quantity, 1)
 		}
-		warns = append(warns, fmt.Sprintf("This item's tab tried %d more time(s) to add to the cart (%d unit(s)) beyond the %d it asks for; the store was not sent those adds, so the cart holds no extra unit from it.",
-			len(refused), units, max(it.p.item.Quantity, 1)))
+		warns = append(warns, messages.Say("warning.tab_refused",
+			"tries", len(refused), "units", units, "want", max(it.p.item.Quantity, 1)))
 	}
 	if res.Outcome != report.OutcomeAdded {
+		outcome := "@warning.outcome_" + string(res.Outcome)
 		for _, id := range sortedKeys(e.added) {
-			warns = append(warns, fmt.Sprintf("This item's tab added %d × %s to the cart although the item ended %s: remove it from the cart if you do not want it.",
-				e.added[id], cartProductLabel(id), res.Outcome))
+			if id == "" {
+				warns = append(warns, messages.Say("warning.tab_added_ended_unknown", "n", e.added[id], "outcome", outcome))
+				continue
+			}
+			warns = append(warns, messages.Say("warning.tab_added_ended", "n", e.added[id], "id", id, "outcome", outcome))
 		}
 		return warns
 	}
@@ -237,25 +243,16 @@ func (it *itemRun) cartWarnings(res report.ItemResult) []string {
 		case id == "" || reported == "":
 			// A best-effort profile: the product is not known, only the units.
 			if total := sumUnits(e.added); total > want && reported == "" {
-				warns = append(warns, fmt.Sprintf("This item's tab added %d units to the cart but reported %d: check the cart.", total, want))
+				warns = append(warns, messages.Say("warning.tab_added_units", "total", total, "want", want))
 				return warns
 			}
 		case id != reported:
-			warns = append(warns, fmt.Sprintf("This item's tab added %d × %s, which it did not report (it reported %s): remove it from the cart if you do not want it.",
-				n, cartProductLabel(id), res.ProductName))
+			warns = append(warns, messages.Say("warning.tab_added_other", "n", n, "id", id, "product", res.ProductName))
 		case n > want:
-			warns = append(warns, fmt.Sprintf("This item's tab added %s %d times but reported %d: the cart holds %d more than asked for.",
-				res.ProductName, n, want, n-want))
+			warns = append(warns, messages.Say("warning.tab_added_more", "product", res.ProductName, "n", n, "want", want, "extra", n-want))
 		}
 	}
 	return warns
-}
-
-func cartProductLabel(id string) string {
-	if id == "" {
-		return "a product"
-	}
-	return "product " + id
 }
 
 func sortedKeys(m map[string]int) []string {

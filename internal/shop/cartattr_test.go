@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
@@ -84,7 +85,7 @@ func TestCartChangesCheckedAgainstTheReport(t *testing.T) {
 		{"another product added", func(*fakeHost) behaviour { return addsThen("b", 1, addsThen("a", 1, added("A", "$1"))) },
 			"added 1 × product b, which it did not report"},
 		{"added, then reported not found", func(*fakeHost) behaviour { return addsThen("a", 1, notFound("nothing suitable")) },
-			"added 1 × product a to the cart although the item ended not_found"},
+			"added 1 × product a to the cart although the item ended not found"},
 		{"added, then failed", func(*fakeHost) behaviour {
 			return addsThen("a", 2, fails(agent.ReasonMaxTurns, fmt.Errorf("too many turns")))
 		}, "added 2 × product a to the cart although the item ended failed"},
@@ -106,6 +107,19 @@ func TestCartChangesCheckedAgainstTheReport(t *testing.T) {
 				t.Errorf("warnings %q, want one saying %q", it.Warnings, tc.want)
 			case tc.want != "" && !strings.Contains(strings.Join(res.Summary.Warnings, "\n"), tc.want):
 				t.Errorf("the summary's warnings %q do not carry the item's", res.Summary.Warnings)
+			}
+			// Said in French, in the item's warnings and the summary's.
+			fr := messages.For("fr")
+			for i, w := range it.Warnings {
+				said := fr.Say(it.WarningText(i), w)
+				if it.WarningText(i).Key == "" || len(fr.Foreign(said)) > 0 || said == w {
+					t.Errorf("warning %q has key %q and says %q in French (English left: %q)", w, it.WarningText(i).Key, said, fr.Foreign(said))
+				}
+			}
+			for _, w := range res.Summary.WarningsIn(fr) {
+				if left := fr.Foreign(w); len(left) > 0 {
+					t.Errorf("the summary's warning %q in French has English left: %q", w, left)
+				}
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -420,13 +421,20 @@ func (it *itemRun) finish(ctx context.Context, res report.ItemResult) {
 	}
 	// A skipped item is left on the list as it is: no update to make.
 	r.record(it.p.item.ID, res, res.Outcome == report.OutcomeSkipped)
-	for _, w := range res.Warnings {
+	for i, w := range res.Warnings {
 		r.log.Warn("the item's cart changes differ from its result", "item", res.ItemName, "warning", w)
-		r.addWarning(res.ItemName + ": " + w)
+		t := res.WarningText(i)
+		if t.Key == "" {
+			t = messages.Say("warning.plain", "text", w)
+		}
+		t.About = res.ItemName
+		r.addWarning(t)
 	}
 	if res.NotAsked {
 		r.log.Warn("the item was added without asking, although it says always ask", "item", res.ItemName)
-		r.addWarning(res.ItemName + ": " + report.NotAskedWarning)
+		t := messages.Say(report.NotAskedKey)
+		t.About = res.ItemName
+		r.addWarning(t)
 	}
 	r.log.Info("item finished", "item", res.ItemName, "outcome", res.Outcome, "product", res.ProductName,
 		"price", res.Price.Text, "turns", res.Turns, "attempts", res.Attempts, "duration", res.Duration.Round(time.Millisecond), "explanation", res.Explanation)
@@ -562,7 +570,9 @@ func (it *itemRun) resultFrom(e ending) report.ItemResult {
 		res.Outcome = report.OutcomeNotFound
 		res.Explanation = e.explanation
 	}
-	res.Warnings = it.cartWarnings(res)
+	for _, w := range it.cartWarnings(res) {
+		res.AddWarning(w)
+	}
 	if e.kind == endAdded && it.policy.Ask && !it.answered() {
 		res.NotAsked = true
 	}
@@ -592,7 +602,9 @@ func (it *itemRun) failed(reason string) report.ItemResult {
 	res := it.base()
 	res.Outcome = report.OutcomeFailed
 	res.Explanation = reason
-	res.Warnings = it.cartWarnings(res)
+	for _, w := range it.cartWarnings(res) {
+		res.AddWarning(w)
+	}
 	return res
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -87,7 +88,7 @@ type run struct {
 	progress runstatus.Progress
 	results  map[string]report.ItemResult
 	usage    report.Usage
-	warnings []string
+	warnings []messages.Text // for the summary: catalogue texts, said in the reader's language
 	// unapplied are the list updates that could not be applied.
 	unapplied []report.UnappliedUpdate
 	// pending are the list updates a provider queued (ErrUpdatePending),
@@ -234,7 +235,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		// The journal is a record, not a reason to stop: keep it in memory.
 		r.log.Error("cannot write the run journal; continuing without it", "err", err)
-		r.addWarning("The run journal could not be written: " + err.Error())
+		r.addWarning(messages.Say("warning.journal_failed", "error", err.Error()))
 		r.journal, _ = NewJournal("", rec)
 	}
 	r.pruneTraces()
@@ -738,7 +739,7 @@ func codeCartReader(c CartReader) CartReader {
 // fail ends a run that could not run.
 func (r *run) fail(ctx context.Context, pl *plan, cause error) (Result, error) {
 	r.log.Error("the run could not run", "err", cause)
-	r.addWarning("The shopping run could not run: " + cause.Error())
+	r.addWarning(messages.Say("warning.run_failed", "error", cause.Error()))
 	res := Result{}
 	if r.journal != nil {
 		res.JournalPath = r.journal.Path()
@@ -814,12 +815,14 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		UnappliedUpdates: r.unappliedUpdates(),
 	}
 	if rev != nil {
-		sum.Warnings = append(sum.Warnings, rev.WarningTexts()...)
+		rev.WarnSummary(&sum)
 		rev.UnappliedUpdates = sum.UnappliedUpdates
 	}
-	sum.Warnings = append(sum.Warnings, r.takeWarnings()...)
+	for _, w := range r.takeWarnings() {
+		sum.Warn(w)
+	}
 	if sum.Cancelled {
-		sum.Warnings = append(sum.Warnings, "The run was stopped before every item was shopped; the items it did not finish were left unchanged on the list.")
+		sum.Warn(messages.Say("warning.run_stopped"))
 	}
 
 	res.Summary = sum
@@ -901,13 +904,13 @@ func (r *run) loginCount() int {
 	return r.logins
 }
 
-func (r *run) addWarning(w string) {
+func (r *run) addWarning(w messages.Text) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.warnings = append(r.warnings, w)
 }
 
-func (r *run) takeWarnings() []string {
+func (r *run) takeWarnings() []messages.Text {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w := r.warnings

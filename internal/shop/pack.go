@@ -38,7 +38,7 @@ func (r *run) buildPack(results []report.ItemResult, rev *Review) reviewpack.Pac
 			if w.Item == "" {
 				continue
 			}
-			issues = append(issues, reviewpack.ItemIssue{Item: w.Item, Kind: packKind(w.Kind), Message: w.Message})
+			issues = append(issues, reviewpack.ItemIssue{Item: w.Item, Kind: packKind(w.Kind), Message: w.Message, Text: w.Text})
 		}
 		if rev.After != nil {
 			c := PackCart(*rev.After, r.cfg.Store.CartURL)

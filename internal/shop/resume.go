@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/gemini-supply/gemini-supply/internal/atomicfile"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -186,7 +187,7 @@ func (r *run) settleSuspects(ctx context.Context, suspects []suspect, now *Cart,
 	}
 	if now == nil {
 		r.log.Warn("the cart could not be read: the previous run's unfinished items are shopped again and may be in the cart twice; check the cart")
-		r.addWarning("The previous run was killed while shopping some items and the cart could not be read to check them; they were shopped again — check the cart for doubles.")
+		r.addWarning(messages.Say("warning.resume_unchecked"))
 		return
 	}
 	gained := map[string]int{} // line key → units gained since the killed run read the cart

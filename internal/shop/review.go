@@ -1,13 +1,13 @@
 package shop
 
 import (
-	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 )
@@ -75,6 +75,14 @@ type Warning struct {
 	Kind    WarningKind `json:"kind"`
 	Item    string      `json:"item,omitempty"`
 	Message string      `json:"message"`
+	// Text is Message as a catalogue key and values ("key", "args"), said
+	// in the reader's language.
+	messages.Text
+}
+
+// warning is a warning said by the catalogue, its Message the English text.
+func warning(kind WarningKind, item string, t messages.Text) Warning {
+	return Warning{Kind: kind, Item: item, Message: t.English(), Text: t}
 }
 
 // Review compares the cart before and after the run with what the agents
@@ -100,9 +108,16 @@ func (r Review) WarningTexts() []string {
 	return out
 }
 
+// WarnSummary adds the warnings to the summary, with their keys.
+func (r Review) WarnSummary(s *report.Summary) {
+	for _, w := range r.Warnings {
+		s.WarnAs(w.Message, w.Text)
+	}
+}
+
 // Unavailable is the review of a run whose cart could not be read.
 func Unavailable(why string) Review {
-	return Review{Warnings: []Warning{{Kind: WarnUnavailable, Message: "The cart could not be checked: " + why + ". Review it yourself before checking out."}}}
+	return Review{Warnings: []Warning{warning(WarnUnavailable, "", messages.Say("warning.cart_unchecked", "why", why))}}
 }
 
 // Compare builds the review: the lines whose quantity changed, and warnings
@@ -182,20 +197,20 @@ func Compare(before, after Cart, results []report.ItemResult) Review {
 		}
 		label := r.ItemName
 		if best == nil {
-			rev.Warnings = append(rev.Warnings, Warning{Kind: WarnMissing, Item: label,
-				Message: fmt.Sprintf("%q was reported added (%s) but the cart did not gain it.", label, productLabel(r))})
+			rev.Warnings = append(rev.Warnings, warning(WarnMissing, label,
+				messages.Say("warning.missing", "item", label, "product", productLabel(r))))
 			continue
 		}
 		got := min(best.left, want)
 		best.left -= got
 		best.change.Items = append(best.change.Items, r.ItemName)
 		if got < want {
-			rev.Warnings = append(rev.Warnings, Warning{Kind: WarnQuantity, Item: label,
-				Message: fmt.Sprintf("%q was reported as %d × %s but the cart gained %d.", label, want, best.change.Name, got)})
+			rev.Warnings = append(rev.Warnings, warning(WarnQuantity, label,
+				messages.Say("warning.quantity_short", "item", label, "want", want, "product", best.change.Name, "got", got)))
 		}
 		if r.Price.Known && best.change.Price.Known && r.Price.UnitCents != best.change.Price.UnitCents {
-			rev.Warnings = append(rev.Warnings, Warning{Kind: WarnPrice, Item: label,
-				Message: fmt.Sprintf("%q: the agent reported %s, the cart says %s for %s.", label, r.Price.Text, best.change.Price.Text, best.change.Name)})
+			rev.Warnings = append(rev.Warnings, warning(WarnPrice, label,
+				messages.Say("warning.price_differs", "item", label, "reported", r.Price.Text, "cart", best.change.Price.Text, "product", best.change.Name)))
 		}
 	}
 	for _, s := range slots {
@@ -203,11 +218,11 @@ func Compare(before, after Cart, results []report.ItemResult) Review {
 		c := s.change
 		switch {
 		case c.After < c.Before:
-			rev.Warnings = append(rev.Warnings, Warning{Kind: WarnUnexpected,
-				Message: fmt.Sprintf("The cart lost %s (%d → %d) during the run; nothing on the list asked for that.", c.Name, c.Before, c.After)})
+			rev.Warnings = append(rev.Warnings, warning(WarnUnexpected, "",
+				messages.Say("warning.cart_lost", "product", c.Name, "before", c.Before, "after", c.After)))
 		case s.left > 0:
-			rev.Warnings = append(rev.Warnings, Warning{Kind: WarnUnexpected,
-				Message: fmt.Sprintf("The cart gained %d × %s that no list item reported.", s.left, c.Name)})
+			rev.Warnings = append(rev.Warnings, warning(WarnUnexpected, "",
+				messages.Say("warning.cart_gained", "n", s.left, "product", c.Name)))
 		}
 	}
 	if rev.Changes == nil {
@@ -221,6 +236,9 @@ func Compare(before, after Cart, results []report.ItemResult) Review {
 
 func productLabel(r report.ItemResult) string {
 	s := r.ProductName
+	if s == "" && r.Price.Text == "" {
+		return "@warning.no_product_name" // said in the reader's language
+	}
 	if s == "" {
 		s = "no product name"
 	}

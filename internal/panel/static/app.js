@@ -20,6 +20,24 @@ function t(key, vars) {
   return s.replace(/\{(\w+)\}/g, (m, k) => (vars && k in vars ? String(vars[k]) : m));
 }
 
+// say is a run's warning in the page's language: its catalogue key and
+// values (messages.Text: {key, args, about}; a value "@key" is that key's
+// text), or the English text kept beside it (a journal from before keys).
+function say(text, fallback) {
+  if (!text || !text.key || !(text.key in TEXTS)) return fallback;
+  const args = {};
+  for (const [k, v] of Object.entries(text.args || {})) {
+    args[k] = typeof v === 'string' && v.startsWith('@') && v.slice(1) in TEXTS ? TEXTS[v.slice(1)] : v;
+  }
+  const s = t(text.key, args);
+  return text.about ? `${text.about}: ${s}` : s;
+}
+
+// sayAll is a list of warnings with their keys, index for index.
+function sayAll(warnings, texts) {
+  return (warnings || []).map((w, i) => say((texts || [])[i], w));
+}
+
 function el(tag, props, ...children) {
   const e = document.createElement(tag);
   Object.assign(e, props || {});
@@ -208,7 +226,7 @@ function render(s) {
   if (sum) {
     const link = $('cart-link');
     if (sum.cart_url && /^https:\/\//.test(sum.cart_url)) { link.href = sum.cart_url; link.hidden = false; } else link.hidden = true;
-    $('end-warnings').replaceChildren(...(sum.warnings || []).map((w) => el('li', { textContent: w })));
+    $('end-warnings').replaceChildren(...sayAll(sum.warnings, sum.warning_texts).map((w) => el('li', { textContent: w })));
   }
   // The review pack: redrawn only when it changes (a half-typed quantity stays).
   const pk = sum && s.pack;
@@ -305,7 +323,7 @@ function renderPack(pk, canAct, after) {
     li.append(el('div', { className: 'name', textContent: it.item_name }), el('div', { className: 'detail', textContent: what }));
     if ((it.warnings || []).length) {
       li.append(el('ul', { className: 'warnings' }, ...it.warnings.map((w) => {
-        const wl = el('li', {}, chip(t(`warn_${w.kind}`), 'warn'), ' ', el('span', { className: 'detail', textContent: w.message }));
+        const wl = el('li', {}, chip(t(`warn_${w.kind}`), 'warn'), ' ', el('span', { className: 'detail', textContent: say(w, w.message) }));
         wl.dataset.kind = w.kind;
         return wl;
       })));
@@ -600,7 +618,7 @@ async function loadRun(id) {
   if (d.error) body.push(el('p', { className: 'bad', textContent: t('run_failed') }));
   body.push(el('h3', { textContent: t('cart_review') }));
   body.push(el('ul', {}, ...(d.changes.length ? d.changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: t('no_change') })])));
-  if (d.warnings.length) body.push(el('ul', { className: 'warnings' }, ...d.warnings.map((w) => el('li', { textContent: w }))));
+  if (d.warnings.length) body.push(el('ul', { className: 'warnings' }, ...sayAll(d.warnings, d.warning_texts).map((w) => el('li', { textContent: w }))));
   if (d.cart_url) body.push(el('p', {}, el('a', { href: d.cart_url, target: '_blank', rel: 'noopener noreferrer' }, icon('open'), t('open_cart'))));
   if (d.pack) body.push(renderPack(d.pack, snapshot && snapshot.actions, () => loadRun(id)));
   body.push(el('h3', { textContent: t('items_title') }));
