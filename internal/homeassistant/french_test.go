@@ -89,18 +89,7 @@ func TestHomeAssistantSpeaksFrench(t *testing.T) {
 		answers <- a
 	}()
 	shown := waitShown(t, f, svc, "lequel")
-	press := func(kind, text string) {
-		t.Helper()
-		for _, a := range shown.Actions() {
-			if strings.HasSuffix(fmt.Sprint(a["action"]), "_"+kind) {
-				if err := f.PressNotificationAction(svc, fmt.Sprint(a["action"]), text); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-		}
-		t.Fatalf("no action %s in %v", kind, shown.Actions())
-	}
+	press := func(kind, text string) { t.Helper(); pressAction(t, f, svc, shown, kind, text) }
 	press(phoneActReply, "9")
 	shown = waitShown(t, f, svc, "Choisissez entre 1 et 5")
 	press(phoneActReply, "autre chose")
@@ -175,6 +164,21 @@ func TestHomeAssistantSpeaksFrench(t *testing.T) {
 }
 
 // waitShown waits for the phone to show a notification holding text.
+// pressAction presses the action of kind (phoneActReply, phoneActYes, …)
+// of the shown notification n, with text for a reply.
+func pressAction(t *testing.T, f *fakeha.Server, svc string, n fakeha.PhoneNotification, kind, text string) {
+	t.Helper()
+	for _, a := range n.Actions() {
+		if strings.HasSuffix(fmt.Sprint(a["action"]), "_"+kind) {
+			if err := f.PressNotificationAction(svc, fmt.Sprint(a["action"]), text); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no action %s in %v", kind, n.Actions())
+}
+
 func waitShown(t *testing.T, f *fakeha.Server, svc, text string) fakeha.PhoneNotification {
 	t.Helper()
 	var got fakeha.PhoneNotification

@@ -1,7 +1,6 @@
 package homeassistant
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -34,18 +33,7 @@ func TestPhoneRepliesAreReadStrictly(t *testing.T) {
 		answers <- a
 	}()
 	shown := waitShown(t, f, svc, "milk")
-	reply := func(text string) {
-		t.Helper()
-		for _, a := range shown.Actions() {
-			if strings.HasSuffix(fmt.Sprint(a["action"]), "_"+phoneActReply) {
-				if err := f.PressNotificationAction(svc, fmt.Sprint(a["action"]), text); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-		}
-		t.Fatalf("no reply action in %v", shown.Actions())
-	}
+	reply := func(text string) { t.Helper(); pressAction(t, f, svc, shown, phoneActReply, text) }
 	reply("\u200b")
 	shown = waitShown(t, f, svc, "Please reply with a number or describe what you want")
 	reply(strings.Repeat("greek yogurt ", 20)) // 260 characters
