@@ -457,14 +457,9 @@ func TestOtherTabsGetNoLoginPermissions(t *testing.T) {
 	defer s.Close()
 	prof := store.Demo()
 	// Hold the login on the identity site until the attack is over.
-	var steps []store.LoginStep
-	for _, st := range prof.LoginSteps {
-		steps = append(steps, st)
-		if st.Kind == store.StepWaitForHost && st.Host == demostore.HostAuth {
-			steps = append(steps, store.LoginStep{Kind: store.StepWaitForSelector, Selector: "#hold-released", Timeout: 3 * patience, What: "wait for the test"})
-		}
-	}
-	prof.LoginSteps = steps
+	prof.LoginSteps = holdLoginAfter(prof.LoginSteps, func(st store.LoginStep) bool {
+		return st.Kind == store.StepWaitForHost && st.Host == demostore.HostAuth
+	})
 	o := baseOptions(t, prof, t.TempDir(), s.HostResolverRules(), nil)
 	user, pass := s.Credentials()
 	o.Username, o.Password = user, config.Secret(pass)
@@ -597,4 +592,18 @@ func TestLoginRequestNeedsTheLoginTab(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdLoginAfter is steps with, after each step at says yes to, a step that
+// waits for the page to show #hold-released: the login is held there until
+// the test is done with its window.
+func holdLoginAfter(steps []store.LoginStep, at func(store.LoginStep) bool) []store.LoginStep {
+	var out []store.LoginStep
+	for _, st := range steps {
+		out = append(out, st)
+		if at(st) {
+			out = append(out, store.LoginStep{Kind: store.StepWaitForSelector, Selector: "#hold-released", Timeout: 3 * patience, What: "wait for the test"})
+		}
+	}
+	return out
 }

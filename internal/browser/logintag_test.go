@@ -28,14 +28,7 @@ func TestLoginTabScriptsGetNoLoginPermissions(t *testing.T) {
 	prof := store.Demo()
 	// Hold the login on the store's page, before it leaves for the
 	// identity site.
-	var steps []store.LoginStep
-	for _, st := range prof.LoginSteps {
-		steps = append(steps, st)
-		if st.Kind == store.StepGoto {
-			steps = append(steps, store.LoginStep{Kind: store.StepWaitForSelector, Selector: "#hold-released", Timeout: 3 * patience, What: "wait for the test"})
-		}
-	}
-	prof.LoginSteps = steps
+	prof.LoginSteps = holdLoginAfter(prof.LoginSteps, func(st store.LoginStep) bool { return st.Kind == store.StepGoto })
 	o := baseOptions(t, prof, t.TempDir(), s.HostResolverRules(), nil)
 	user, pass := s.Credentials()
 	o.Username, o.Password = user, config.Secret(pass)
