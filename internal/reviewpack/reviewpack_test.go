@@ -9,13 +9,7 @@ import (
 )
 
 func TestBuildConfidenceAndWarnings(t *testing.T) {
-	cart := &Cart{Lines: []Line{{Name: "Milk", ProductID: "milk-2pct-2l", Quantity: 1}}}
-	added := func(mod func(*report.ItemResult)) report.ItemResult {
-		r := report.ItemResult{ItemID: "1", ItemName: "milk", Quantity: 1, Outcome: report.OutcomeAdded, ProductName: "Natrel 2% Milk 2 L",
-			URL: "https://www.metro.ca/en/online-grocery/aisles/dairy-eggs/p/milk-2pct-2l", Price: money.Parse("$5.49")}
-		mod(&r)
-		return r
-	}
+	cart, added := milkCart(), addedMilk
 	tests := []struct {
 		name    string
 		res     report.ItemResult
@@ -150,4 +144,18 @@ func TestCartFind(t *testing.T) {
 			t.Errorf("%s: %d (%+v), want %d", tc.name, got, l, tc.want)
 		}
 	}
+}
+
+// milkCart is a cart holding one unit of the milk addedMilk reports.
+func milkCart() *Cart {
+	return &Cart{Lines: []Line{{Name: "Milk", ProductID: "milk-2pct-2l", Quantity: 1}}}
+}
+
+// addedMilk is "milk" reported added as 1 × Natrel 2% Milk 2 L at $5.49,
+// changed by mod.
+func addedMilk(mod func(*report.ItemResult)) report.ItemResult {
+	r := report.ItemResult{ItemID: "1", ItemName: "milk", Quantity: 1, Outcome: report.OutcomeAdded, ProductName: "Natrel 2% Milk 2 L",
+		URL: "https://www.metro.ca/en/online-grocery/aisles/dairy-eggs/p/milk-2pct-2l", Price: money.Parse("$5.49")}
+	mod(&r)
+	return r
 }

@@ -16,13 +16,7 @@ import (
 // placeholder of it from its values (and has no value the text leaves
 // out), says its Message in English and no English sentence in French.
 func TestWarningsSaidInEveryLanguage(t *testing.T) {
-	cart := &Cart{Lines: []Line{{Name: "Milk", ProductID: "milk-2pct-2l", Quantity: 1}}}
-	added := func(mod func(*report.ItemResult)) report.ItemResult {
-		r := report.ItemResult{ItemID: "1", ItemName: "milk", Quantity: 1, Outcome: report.OutcomeAdded, ProductName: "Natrel 2% Milk 2 L",
-			URL: "https://www.metro.ca/en/online-grocery/aisles/dairy-eggs/p/milk-2pct-2l", Price: money.Parse("$5.49")}
-		mod(&r)
-		return r
-	}
+	cart, added := milkCart(), addedMilk
 	issue := func(kind WarningKind, t messages.Text) []ItemIssue {
 		return []ItemIssue{{Item: "milk", Kind: kind, Message: t.English(), Text: t}}
 	}
