@@ -74,28 +74,7 @@ func TestReviewPackInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := bus.Subscribe(16)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = p.Consume(ctx, sub) }()
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	browser := testbrowser.Launch(t)
-	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 390, Height: 844}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page.SetDefaultTimeout(60000)
-	if _, err := page.Goto(srv.URL + "/"); err != nil {
-		t.Fatal(err)
-	}
-	text := func(sel string) string {
-		s, err := page.Locator(sel).First().TextContent()
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	page, text := openPanel(t, p, bus, playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 390, Height: 844}})
 	until := func(what string, cond func() bool) {
 		t.Helper()
 		testwait.Until(t, what, 60*time.Second, cond)
@@ -163,5 +142,34 @@ func TestReviewPackInChromium(t *testing.T) {
 	})
 	if s := text(`#run-body .actions-done`); !strings.Contains(s, "Changed Natrel 2% Milk 2 L: 1 → 3") || !strings.Contains(s, "Removed") {
 		t.Errorf("History's actions: %q", s)
+	}
+}
+
+// openPanel serves p, feeds it bus's events until the test ends, and opens
+// its page in the test Chromium with opts; text reads the first element a
+// selector finds.
+func openPanel(t *testing.T, p *Panel, bus *runstatus.Bus, opts playwright.BrowserNewPageOptions) (page playwright.Page, text func(sel string) string) {
+	t.Helper()
+	sub := bus.Subscribe(16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.Consume(ctx, sub) }()
+	t.Cleanup(func() { cancel(); <-done })
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	page, err := testbrowser.Launch(t).NewPage(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.SetDefaultTimeout(60000)
+	if _, err := page.Goto(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	return page, func(sel string) string {
+		s, err := page.Locator(sel).First().TextContent()
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
 	}
 }

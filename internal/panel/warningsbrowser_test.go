@@ -1,8 +1,6 @@
 package panel
 
 import (
-	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
-	"github.com/gemini-supply/gemini-supply/internal/testbrowser"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
@@ -43,28 +40,7 @@ func TestWarningsInFrenchInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	bus := &runstatus.Bus{}
-	sub := bus.Subscribe(16)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = p.Consume(ctx, sub) }()
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	browser := testbrowser.Launch(t)
-	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 1280, Height: 800}, Locale: playwright.String("fr-CA")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page.SetDefaultTimeout(60000)
-	if _, err := page.Goto(srv.URL + "/"); err != nil {
-		t.Fatal(err)
-	}
-	text := func(sel string) string {
-		s, err := page.Locator(sel).First().TextContent()
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	_, text := openPanel(t, p, bus, playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 1280, Height: 800}, Locale: playwright.String("fr-CA")})
 	testwait.Until(t, "the page to load its script and stream", 60*time.Second, func() bool { return text("#state") == fr.T("panel.no_run") })
 	bus.Publish(runstatus.Event{Kind: runstatus.KindRunFinished, RunID: "r1", State: runstatus.StateReviewReady, Summary: &sum, Pack: &pack})
 	testwait.Until(t, "the pack's lait", 60*time.Second, func() bool { return strings.Contains(text(`#pack li[data-item="lait"]`), "Lait 2 % 2 L") })
