@@ -19,6 +19,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Profile describes one store. The zero value allows nothing.
@@ -59,6 +61,21 @@ type Profile struct {
 	// whole normalised path is equal.
 	CartPaths      []string
 	CartPathsExact bool
+	// CartOpWords, for a profile whose cart paths are prefixes (not
+	// CartPathsExact), are the only segments that may follow a cart path
+	// in a state change, besides ids (segments without a letter) and
+	// other cart paths ("/cart/add", "/cart-entries/0",
+	// "/delivery-mode/timeslot"): the cart's operations named as an
+	// allowlist, so "/cart/buy-now", "/cart/submit" or "/cart/acheter"
+	// are refused whatever their words. Empty keeps the open prefix,
+	// guarded by the order word list only (the strict option for a store
+	// whose operations cannot be named).
+	CartOpWords []string
+	// WebSocketPaths are the paths of StoreHosts a WebSocket may be opened
+	// to (matched like BlockedPaths); empty refuses every WebSocket to a
+	// store host: a socket's messages are not read by the policy, and
+	// neither profile's pages need one.
+	WebSocketPaths []string
 	// CartOps describe the cart operations among CartPaths that change a
 	// line, so that each tab's cart changes can be read (see CartChange);
 	// a profile without them still attributes every cart change to its tab.
@@ -228,6 +245,7 @@ var orderPaths = []string{
 	"/checkout", "/payment", "/payments", "/billing", "/order", "/orders",
 	"/place-order", "/placeorder", "/place_order", "/submit-order", "/submitorder", "/submit_order",
 	"/confirm-order", "/confirmorder", "/confirm_order", "/purchase",
+	"/reorder", "/re-order", "/buy-now", "/buynow",
 }
 
 // orderWords, found as a word anywhere in a state-changing request's path,
@@ -257,6 +275,11 @@ var metroCartPaths = append([]string{
 	"/cart", "/carts", "/minicart", "/mini-cart", "/add-to-cart", "/addtocart",
 	"/cart-entry", "/cart-entries",
 }, metroCartSetupPaths...)
+
+// metroCartOpWords are the segments that may follow one of
+// metroCartPaths in a state change (see Profile.CartOpWords): adding,
+// updating and removing entries, SAP Commerce's "current" cart.
+var metroCartOpWords = []string{"add", "update", "remove", "delete", "entry", "entries", "quantity", "current"}
 
 // metroCartSetupPaths are the ones among metroCartPaths that choose the
 // delivery and change no cart line.
@@ -289,6 +312,7 @@ func Metro() Profile {
 		OrderPaths:            slices.Clone(orderPaths),
 		StoreHosts:            []string{"metro.ca", "*.metro.ca"},
 		CartPaths:             slices.Clone(metroCartPaths),
+		CartOpWords:           slices.Clone(metroCartOpWords),
 		CartSetupPaths:        slices.Clone(metroCartSetupPaths),
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
@@ -516,9 +540,11 @@ func NormalizePath(p string) []string {
 		}
 		p = d
 	}
-	// Upper then lower: folds "ſ" to "s" and "ı" to "i" as a
-	// case-insensitive server would.
-	p = strings.ToLower(strings.ToUpper(strings.ReplaceAll(p, `\`, "/")))
+	// NFKC folds look-alike compatibility letters ("ｃｈｅｃｋｏｕｔ",
+	// "ﬁ") to the letters a server that normalises reads; upper then
+	// lower folds "ſ" to "s" and "ı" to "i" as a case-insensitive server
+	// would.
+	p = strings.ToLower(strings.ToUpper(norm.NFKC.String(strings.ReplaceAll(p, `\`, "/"))))
 	p = path.Clean("/" + p)
 	var segs []string
 	for _, s := range strings.Split(p, "/") {
@@ -598,8 +624,10 @@ func segmentMatches(seg, want string) bool {
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 }
 
-// startsWithCart reports whether segs begin with one of the cart paths.
-func startsWithCart(segs []string, cart []string) bool {
+// cartPrefixLen reports whether segs begin with one of the cart paths,
+// and how many segments it takes; exact: each segment equal (with an
+// operation allowlist, "cart-buy-now" is not "cart" continued).
+func cartPrefixLen(segs []string, cart []string, exact bool) (int, bool) {
 	for _, c := range cart {
 		cs := NormalizePath(c)
 		if len(cs) == 0 || len(cs) > len(segs) {
@@ -607,16 +635,35 @@ func startsWithCart(segs []string, cart []string) bool {
 		}
 		ok := true
 		for k, want := range cs {
-			if !segmentMatches(segs[k], want) {
+			if segs[k] != want && (exact || !segmentMatches(segs[k], want)) {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			return true
+			return len(cs), true
 		}
 	}
-	return false
+	return 0, false
+}
+
+// cartOpRest reports whether the segments after a cart path name one of
+// the cart's operations (see CartOpWords): each is an operation word,
+// another cart path's segment, or an id (no letter in it).
+func (p Profile) cartOpRest(rest []string) bool {
+	if len(p.CartOpWords) == 0 {
+		return true
+	}
+	for _, s := range rest {
+		if slices.Contains(p.CartOpWords, s) || !strings.ContainsFunc(s, unicode.IsLetter) {
+			continue
+		}
+		if n, ok := cartPrefixLen([]string{s}, p.CartPaths, true); ok && n == 1 {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // orderWord returns the first order word (see orderWordIn) in the path
@@ -637,12 +684,20 @@ func orderWord(rawPath, rawQuery string) (string, bool) {
 // form-encoded text (a query or an application/x-www-form-urlencoded
 // body), each decoded on its own.
 func formOrderWord(form string) (string, bool) {
+	flow := false
 	for _, kv := range strings.FieldsFunc(form, func(r rune) bool { return r == '&' || r == ';' || r == '\n' || r == '\r' }) {
-		for _, part := range strings.SplitN(kv, "=", 2) {
-			if w, ok := orderWordIn(decodeFormPart(part)); ok {
+		for i, part := range strings.SplitN(kv, "=", 2) {
+			part = decodeFormPart(part)
+			if w, ok := orderWordIn(part); ok {
 				return w, true
 			}
+			flow = flow || (i == 0 && isFlowEvent(part))
 		}
+	}
+	if flow {
+		// A web-flow event, whatever it names ("_eventId=submit",
+		// "_eventId_buy"): a flow's transition is no cart operation.
+		return flowEventMatch, true
 	}
 	return "", false
 }
@@ -691,12 +746,24 @@ var notShortOrderWords = map[string]bool{
 // text names one when, with its separators dropped, it holds a strong one
 // anywhere (strongOrderWords). Words are case-folded (upper then lower, so
 // "ſ" is "s").
+//
+// Before words are read, text is NFKC-folded ("ｐｌａｃｅＯｒｄｅｒ" is
+// "placeOrder"), and a text is refused outright when it then still holds a
+// letter outside ASCII ("сheckout" with a Cyrillic "с", "règlement": a
+// cart operation's names and values never need one, and no word list
+// can know every look-alike), or holds the word "mutation" (a GraphQL
+// mutation: "mutation { completeCart }"). Form, query, JSON and
+// multipart readers also refuse a web-flow event's name (isFlowEvent).
 func orderWordIn(text string) (string, bool) {
+	text = norm.NFKC.String(text)
 	var joined strings.Builder
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		lw := strings.ToLower(strings.ToUpper(w))
 		joined.WriteString(lw)
 		if orderWords[lw] {
+			return lw, true
+		}
+		if lw == "mutation" {
 			return lw, true
 		}
 		if notShortOrderWords[lw] || isToken(w) {
@@ -712,6 +779,74 @@ func orderWordIn(text string) (string, bool) {
 	for _, sw := range strongOrderWords {
 		if strings.Contains(j, sw) {
 			return sw, true
+		}
+	}
+	for _, r := range text {
+		if r > unicode.MaxASCII && unicode.IsLetter(r) {
+			return nonASCIIMatch, true
+		}
+	}
+	return "", false
+}
+
+// Matches of orderWordIn that are not words of the list.
+const (
+	nonASCIIMatch  = "(non-ASCII letter)"
+	flowEventMatch = "_eventId"
+)
+
+// isFlowEvent reports whether a parameter's name or value (decoded)
+// starts with a web-flow event parameter: "_eventId", "_eventId_x"
+// (Spring Web Flow reads both, on GET as on POST).
+func isFlowEvent(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(norm.NFKC.String(text)))
+	return strings.HasPrefix(t, "_eventid")
+}
+
+// strongOrderWordIn returns a strong order word (or the whole of an order
+// word) that text holds once its separators are dropped and it is folded:
+// a path segment of a page ("expresscheckout", "checkoutsummary") or a
+// parameter's name ("?placeOrder", "?checkout=1") that a GET may not
+// open. Weaker than orderWordIn, which reads what a state change sends:
+// a page's address may hold "sortOrder" or a product called "PayDay".
+func strongOrderWordIn(text string) (string, bool) {
+	var joined strings.Builder
+	for _, r := range strings.ToLower(strings.ToUpper(norm.NFKC.String(text))) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			joined.WriteRune(r)
+		}
+	}
+	j := joined.String()
+	if orderWords[j] {
+		return j, true
+	}
+	for _, sw := range strongOrderWords {
+		if strings.Contains(j, sw) {
+			return sw, true
+		}
+	}
+	return "", false
+}
+
+// pageOrderMatch returns why a request to a store host, whatever its
+// method, opens an order step: a path segment naming a strong order word
+// ("/expresscheckout", "/checkoutsummary"), or a query parameter that is a
+// web-flow event ("?_eventId=placeOrder", "?_eventId_placeOrder=x") or
+// whose name is an order word ("?placeOrder").
+func pageOrderMatch(rawPath, rawQuery string) (string, bool) {
+	for _, s := range strings.Split(decodeFormPart(strings.ReplaceAll(rawPath, "+", "%2B")), "/") {
+		if w, ok := strongOrderWordIn(s); ok {
+			return w, true
+		}
+	}
+	for _, kv := range strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' || r == '\n' || r == '\r' }) {
+		name, value, _ := strings.Cut(kv, "=")
+		name = decodeFormPart(name)
+		if isFlowEvent(name) || isFlowEvent(decodeFormPart(value)) {
+			return flowEventMatch, true
+		}
+		if w, ok := strongOrderWordIn(name); ok {
+			return w, true
 		}
 	}
 	return "", false
@@ -750,6 +885,13 @@ func ambiguousPath(raw string) bool {
 	once := unescapeValid(raw)
 	if unescapeValid(once) != once || strings.ContainsAny(once, "\\\x00") {
 		return true
+	}
+	// NFKC (as NormalizePath reads it) must not make a dot segment either
+	// ("／．．／" is a name to a server, "/../" here).
+	if f := norm.NFKC.String(once); f != once && strings.ContainsAny(f, "\\\x00") {
+		return true
+	} else if f != once {
+		once = f
 	}
 	for _, s := range strings.Split(once, "/") {
 		if i := strings.IndexByte(s, ';'); i >= 0 {
@@ -799,6 +941,7 @@ const (
 	RuleOrder       Rule = "order"        // an order family path (always refused)
 	RuleBlockedPath Rule = "blocked-path" // a blocked path
 	RuleStateChange Rule = "state-change" // a state-changing request outside the cart operations
+	RuleSocket      Rule = "websocket"    // a WebSocket to a store host
 )
 
 // RequestVerdict is the policy's answer for one request.
@@ -850,6 +993,18 @@ func (p Profile) CheckRequest(method string, u *url.URL, login bool) RequestVerd
 			return RequestVerdict{Rule: RuleOrder, Match: w, Reason: fmt.Sprintf("%s requests naming %q may not be sent by the agent (the agent never orders)", strings.ToUpper(method), w)}
 		}
 	}
+	if p.storeHost(host) {
+		// Pages and flow events that order, for every method: a GET
+		// opens an order step as well as a POST does.
+		if w, ok := pageOrderMatch(u.EscapedPath(), u.RawQuery); ok {
+			return RequestVerdict{Rule: RuleOrder, Match: w, Reason: fmt.Sprintf("addresses naming %q may not be opened by the agent (the agent never orders)", w)}
+		}
+	}
+	if s := strings.ToLower(u.Scheme); (s == "ws" || s == "wss") && p.storeHost(host) {
+		if _, ok := matchPaths(segs, p.WebSocketPaths); !ok {
+			return RequestVerdict{Rule: RuleSocket, Reason: fmt.Sprintf("the %s store's profile allows no WebSocket to the store (its messages cannot be checked)", p.Name)}
+		}
+	}
 	if p.storeHost(host) && formHasMethodOverride(u.RawQuery) {
 		return methodOverrideVerdict
 	}
@@ -883,8 +1038,8 @@ func (p Profile) cartPath(segs []string) bool {
 	if !p.CartPathsExact {
 		// Anchored: only cartPrefixSegments may stand before the cart path.
 		for j := 0; ; j++ {
-			if startsWithCart(segs[j:], p.CartPaths) {
-				return true
+			if n, ok := cartPrefixLen(segs[j:], p.CartPaths, len(p.CartOpWords) > 0); ok {
+				return p.cartOpRest(segs[j+n:])
 			}
 			if j >= len(segs) || !cartPrefixSegments[segs[j]] {
 				return false
