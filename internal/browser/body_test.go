@@ -99,7 +99,47 @@ func orderRequests() []orderRequest {
 		{name: "order with a digit", method: "POST", path: "/en/online-grocery/cart/order2"},
 		{name: "run-together flow event", method: "POST", path: "/en/online-grocery/cart?_eventId=ordernow"},
 		{name: "run-together in a body", method: "POST", path: "/en/online-grocery/cart", ctype: "application/x-www-form-urlencoded", body: "productCode=1&action=paynow"},
+		// Issue 36: order verbs outside the word list (metro's cart is an
+		// allowlist of operations), look-alike letters, the body as the
+		// server reads it, flow events in GETs.
+		{name: "cart buy-now", method: "POST", path: "/en/online-grocery/cart/buy-now"},
+		{name: "cart BUY-NOW", method: "POST", path: "/en/online-grocery/cart/BUY-NOW"},
+		{name: "cart submit", method: "POST", path: "/en/online-grocery/cart/submit"},
+		{name: "cart confirm", method: "POST", path: "/en/online-grocery/cart/confirm"},
+		{name: "cart complete", method: "POST", path: "/en/online-grocery/cart/complete"},
+		{name: "flow event submit", method: "POST", path: "/en/online-grocery/cart?_eventId=submit"},
+		{name: "flow event buy in a body", method: "POST", path: "/en/online-grocery/cart/add", ctype: "application/x-www-form-urlencoded", body: "_eventId=buy"},
+		{name: "GraphQL mutation", method: "POST", path: "/en/online-grocery/cart/graphql", ctype: "application/json", body: `{"query":"mutation { completeCart(id: 1) { id } }"}`},
+		{name: "GraphQL mutation to a cart operation", method: "POST", path: "/en/online-grocery/cart/add", ctype: "application/json", body: `{"query":"mutation { completeCart(id: 1) { id } }"}`},
+		{name: "French acheter", method: "POST", path: "/fr/online-grocery/cart/acheter"},
+		{name: "French achat", method: "POST", path: "/fr/online-grocery/cart/achat"},
+		{name: "French passer-a-la-caisse", method: "POST", path: "/fr/online-grocery/cart/passer-a-la-caisse"},
+		{name: "French reglement with a grave accent", method: "POST", path: "/fr/online-grocery/cart/r%C3%A8glement"},
+		{name: "French confirmer", method: "POST", path: "/fr/online-grocery/cart/confirmer"},
+		{name: "Cyrillic c in checkout", method: "POST", path: "/en/online-grocery/cart/%D1%81heckout"},
+		{name: "full-width checkout", method: "POST", path: "/en/online-grocery/cart/%EF%BD%83%EF%BD%88%EF%BD%85%EF%BD%83%EF%BD%8B%EF%BD%8F%EF%BD%95%EF%BD%94"},
+		{name: "full-width flow event", method: "POST", path: "/en/online-grocery/cart?_eventId=%EF%BD%90%EF%BD%8C%EF%BD%81%EF%BD%83%EF%BD%85%EF%BC%AF%EF%BD%92%EF%BD%84%EF%BD%85%EF%BD%92"},
+		{name: "JSON stream", method: "POST", path: "/en/online-grocery/cart/add", ctype: "application/json", body: "{\"qty\":1}\n{\"_eventId\":\"placeOrder\"}"},
+		{name: "JSON duplicate key", method: "POST", path: "/en/online-grocery/cart/add", ctype: "application/json", body: `{"_eventId":"placeOrder","_eventId":"add"}`},
+		{name: "form in UTF-16BE", method: "POST", path: "/en/online-grocery/cart/add", ctype: "application/x-www-form-urlencoded; charset=UTF-16BE", body: utf16BE("qty=1&_eventId=buy")},
+		{name: "multipart base64 part", method: "POST", path: "/en/online-grocery/cart/add", ctype: "multipart/form-data; boundary=XX",
+			body: "--XX\r\nContent-Disposition: form-data; name=\"action\"\r\nContent-Transfer-Encoding: base64\r\n\r\ncGxhY2VPcmRlcg==\r\n--XX--\r\n"},
+		{name: "GET flow event", method: "GET", path: "/en/online-grocery/cart?_eventId=placeOrder&execution=e1s2"},
+		{name: "GET flow event in a name", method: "GET", path: "/en/online-grocery/cart?_eventId_placeOrder=x"},
+		{name: "GET expresscheckout", method: "GET", path: "/en/expresscheckout"},
+		{name: "GET checkoutsummary", method: "GET", path: "/en/checkoutsummary"},
+		{name: "GET reorder", method: "GET", path: "/en/reorder"},
 	}
+}
+
+// utf16BE is s in UTF-16BE (ASCII only).
+func utf16BE(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		b.WriteByte(0)
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // TestProxyReadsBodiesAndParameters sends every spelling of issue 24

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -36,13 +37,28 @@ import (
 
 // workerSocketGuard is added to every document of a tab (every frame of
 // the tab's process, before the page's own scripts): the constructors of
-// workers and sockets throw, and a page cannot put them back.
-const workerSocketGuard = `(() => {
+// workers and sockets (WebSocket, WebSocketStream, WebTransport,
+// EventSource) throw, and a page cannot put them back.
+var workerSocketGuard = socketGuardScript(nil)
+
+// socketGuardScript is workerSocketGuard for documents whose host is not
+// one of skipHosts. The context adds it with the login hosts skipped
+// (socketGuardFor): Playwright installs a context's scripts in every new
+// target before it runs — sandboxed and out-of-process frames, popups —
+// where the tab's own session does not reach; the identity site's pages
+// in the login tab keep what they use.
+func socketGuardScript(skipHosts []string) string {
+	skip, _ := json.Marshal(append([]string{}, skipHosts...))
+	return `(() => {
+  const skip = ` + string(skip) + `;
+  const host = (location.hostname || '').toLowerCase();
+  if (skip.some(h => h.startsWith('*.') ? host.endsWith(h.slice(1)) : host === h)) return;
   const refuse = function () { throw new DOMException('refused by the shopping agent: this tab needs no workers or sockets', 'SecurityError'); };
-  for (const name of ['Worker', 'SharedWorker', 'WebSocket', 'EventSource']) {
+  for (const name of ['Worker', 'SharedWorker', 'WebSocket', 'WebSocketStream', 'WebTransport', 'EventSource']) {
     try { Object.defineProperty(window, name, {value: refuse, writable: false, configurable: false, enumerable: false}); } catch (e) {}
   }
 })();`
+}
 
 // replayTypes are the request types a replay tab loads (from the store's
 // hosts only): scripts and styles make the page work, fetch and XHR are the

@@ -110,6 +110,9 @@ var LaunchArgs = []string{
 		// No prerendering or speculative prefetching of pages (with the
 		// profile preference "net.network_prediction_options": 2).
 		"Prerender2", "PrerenderFallbackToPreconnect", "SpeculationRulesPrefetchFuture", "NoStatePrefetchHoldback",
+		// Sandboxed frames stay in their tab's process, where the tab's
+		// guard refuses sockets and workers before their first script.
+		"IsolateSandboxedIframes",
 	}, ","),
 }
 
@@ -596,6 +599,11 @@ func (h *Host) install(g *generation) error {
 	}
 	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(popupScript)}); err != nil {
 		return fmt.Errorf("browser: installing the popup guard: %w", err)
+	}
+	// Sockets and workers are refused in every frame and popup of the
+	// context too (diet.go), before their first script.
+	if err := g.ctx.AddInitScript(playwright.Script{Content: playwright.String(socketGuardScript(h.profile.LoginHosts))}); err != nil {
+		return fmt.Errorf("browser: installing the socket guard: %w", err)
 	}
 	if pages := g.ctx.Pages(); len(pages) > 0 {
 		g.keeper = pages[0]

@@ -234,10 +234,17 @@ func (p *policyProxy) forward(w http.ResponseWriter, r *http.Request, u *url.URL
 		refuse(w, "only the standard ports (80 for http, 443 for https) may be used")
 		return
 	}
-	// WebSockets are the one protocol a request may switch to.
-	if up := r.Header.Get("Upgrade"); up != "" && !strings.EqualFold(strings.TrimSpace(up), "websocket") {
-		refuse(w, "only WebSocket upgrades are allowed")
-		return
+	// WebSockets are the one protocol a request may switch to, and the
+	// policy checks the upgrade as the ws(s) address it opens (a store
+	// host takes none: its messages are never read).
+	if up := r.Header.Get("Upgrade"); up != "" {
+		if !strings.EqualFold(strings.TrimSpace(up), "websocket") {
+			refuse(w, "only WebSocket upgrades are allowed")
+			return
+		}
+		ws := *u
+		ws.Scheme = map[string]string{"https": "wss", "http": "ws"}[strings.ToLower(u.Scheme)]
+		u = &ws
 	}
 	// The path as the browser sent it, not as Go decoded it, so that the
 	// policy normalises exactly what the server would see. A request
