@@ -241,22 +241,28 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 	}
 	price := money.Parse(els["price"].Text)
 	r.log.Debug("replay: page read", "item", it.p.item.Name, "after", time.Since(t0).Round(time.Millisecond))
+	// The tab's ledger (the cart requests the store answered) is what the
+	// clicks really did; the page's count is only the page's word.
+	led := newReplayLedger(t, it.r.cfg.Store.CartSetup)
 	// One click adds one unit; each must land before the next, so that a
 	// click lost in a dialog is never repeated blindly.
 	after := before
 	for i := 1; i <= qty; i++ {
 		if err := t.PressElement(ctx, pp.Add); err != nil {
 			after, _ = it.cartState(ctx, t, id)
-			return shoppinglist.Added{}, "clicking add to cart failed (" + firstLine(err) + ")", after.holds(id, before)
+			return shoppinglist.Added{}, "clicking add to cart failed (" + firstLine(err) + ")", led.holds(ctx, id, i-1, after.holds(id, before))
 		}
 		after, err = it.waitCart(ctx, t, before, after, id, i)
 		if err != nil {
-			return shoppinglist.Added{}, "the cart did not change as expected after adding (" + firstLine(err) + ")", after.holds(id, before)
+			return shoppinglist.Added{}, "the cart did not change as expected after adding (" + firstLine(err) + ")", led.holds(ctx, id, i, after.holds(id, before))
 		}
 	}
 	r.log.Debug("replay: added", "item", it.p.item.Name, "after", time.Since(t0).Round(time.Millisecond))
 	if why := after.delta(before, id, qty); why != "" {
-		return shoppinglist.Added{}, why, after.holds(id, before)
+		return shoppinglist.Added{}, why, led.holds(ctx, id, qty, after.holds(id, before))
+	}
+	if l, ok := led.read(ctx, id); ok && (l.units != qty || l.other > 0) {
+		return shoppinglist.Added{}, fmt.Sprintf("the store's cart requests added %d units of the product (and %d of others), not %d, whatever the page's count says", l.units, l.other, qty), l.holds()
 	}
 	// The price the cart was filled at is the one the page shows now.
 	now, err := t.ReadElements(ctx, map[string]string{"price": pp.Price}, "")
@@ -267,6 +273,93 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 		return shoppinglist.Added{}, fmt.Sprintf("the price changed from %q to %q while adding", els["price"].Text, now["price"].Text), after.holds(id, before)
 	}
 	return shoppinglist.Added{ProductName: rem.Name, Price: price, URL: rem.URL, Quantity: qty}, "", ""
+}
+
+// replayLedger reads what a replay's clicks really did to the cart: the
+// cart-changing requests its tab sent since the replay began (the tab's
+// ledger, browser.Tab.CartRequests), as the store answered them. It is
+// believed over the page's count, which is only the page's word (a
+// press that adds 2 while the text shows +1, or nothing while it shows
+// +1).
+type replayLedger struct {
+	rec   CartRecorder // nil: the tab keeps none
+	base  int
+	setup func(path string) bool
+}
+
+func newReplayLedger(t replayTab, setup func(path string) bool) replayLedger {
+	rec, ok := t.(CartRecorder)
+	if !ok {
+		return replayLedger{}
+	}
+	return replayLedger{rec: rec, base: len(rec.CartRequests()), setup: setup}
+}
+
+// ledgerAdds are the units the store accepted: of the product, and of others.
+type ledgerAdds struct{ units, other int }
+
+func (l ledgerAdds) holds() string {
+	if l.other > 0 {
+		return fmt.Sprintf("the replay's cart requests added %d units of this product and %d of other products", l.units, l.other)
+	}
+	return fmt.Sprintf("the replay's cart requests added %d units of this product", l.units)
+}
+
+// ledgerWait bounds the wait for the store's answer to a cart request the
+// page already shows (the browser reports the answer a moment later).
+const ledgerWait = 5 * time.Second
+
+// read sums the replay's answered cart requests. ok is false when the tab
+// keeps no ledger, a request's effect cannot be read (an operation the
+// profile does not describe, a quantity set, an add naming no product) or
+// a request is still unanswered after ledgerWait.
+func (l replayLedger) read(ctx context.Context, id string) (ledgerAdds, bool) {
+	if l.rec == nil {
+		return ledgerAdds{}, false
+	}
+	deadline := time.Now().Add(ledgerWait)
+	for {
+		reqs := l.rec.CartRequests()
+		reqs = reqs[min(l.base, len(reqs)):]
+		var a ledgerAdds
+		known, pending := true, false
+		for _, r := range reqs {
+			switch {
+			case r.Status == 0 && !r.Failed:
+				pending = true
+			case !r.Done():
+			case r.Kind == store.CartAdd && r.ProductID == id:
+				a.units += max(r.Quantity, 1)
+			case r.Kind == store.CartAdd && r.ProductID != "":
+				a.other += max(r.Quantity, 1)
+			case r.Kind == "" && l.setup != nil && l.setup(r.Path):
+				// The postal code or delivery choice: no line changed.
+			default:
+				known = false
+			}
+		}
+		if !pending || time.Now().After(deadline) {
+			return a, known && !pending
+		}
+		select {
+		case <-ctx.Done():
+			return a, false
+		case <-time.After(replayPoll):
+		}
+	}
+}
+
+// holds is what the agent is told the cart holds after clicks presses:
+// the ledger's count when it can be read, else the page's (pageSays),
+// else, after a press, that units may already be in the cart.
+func (l replayLedger) holds(ctx context.Context, id string, clicks int, pageSays string) string {
+	if a, ok := l.read(ctx, id); ok {
+		return a.holds()
+	}
+	if pageSays != "" || clicks == 0 {
+		return pageSays
+	}
+	return fmt.Sprintf("add to cart was pressed %d times and the cart could not be read afterwards: up to %d units of this product may already be in the cart", clicks, clicks)
 }
 
 // productSelectors are what a replay reads of a product page; the product's
@@ -290,11 +383,17 @@ func productSelectors(pp store.ProductPage) map[string]string {
 // control — all before any click.
 func checkProduct(els map[string]browser.Element, rem Remembered, hasID bool, maxPercent float64) string {
 	got := els["root"].Attr
+	want := rem.ProductID
+	if want == "" {
+		// A remembered entry without an id: the id its address names
+		// ("…/p/<id>") is the one the page must show.
+		want = store.ProductID(rem.URL)
+	}
 	switch {
 	case hasID && got == "":
 		return "the page names no product id"
-	case hasID && rem.ProductID != "" && got != rem.ProductID:
-		return fmt.Sprintf("the page shows another product (id %s, not %s)", got, rem.ProductID)
+	case hasID && want != "" && got != want:
+		return fmt.Sprintf("the page shows another product (id %s, not %s)", got, want)
 	}
 	name := els["name"].Text
 	whole := els["root"].Text
@@ -450,10 +549,11 @@ func inCartState(text, id string) (cartState, error) {
 }
 
 // countIn reads the one whole number of a text, at most max; a text with
-// no number, another number or an absurd one is not read.
+// no number, another number, a negative one ("In cart: -1") or an absurd
+// one is not read.
 func countIn(text string, max int) (int, bool) {
 	nums := wholeNumber.FindAllString(text, -1)
-	if len(nums) != 1 || len(nums[0]) > len(strconv.Itoa(max)) {
+	if len(nums) != 1 || len(nums[0]) > len(strconv.Itoa(max)) || negative.MatchString(text) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(nums[0])
@@ -466,6 +566,9 @@ func countIn(text string, max int) (int, bool) {
 // wholeNumber is a whole number in a text (digits, possibly with a
 // decimal part, which then makes it another number).
 var wholeNumber = regexp.MustCompile(`\d+(?:[.,]\d+)?`)
+
+// negative is a minus sign (ASCII or Unicode) before a number.
+var negative = regexp.MustCompile(`[-\x{2212}\x{2012}\x{2013}\x{2014}\x{FE63}\x{FF0D}]\d`)
 
 // maxUnits is the most units of one product a replay believes a page
 // shows in the cart; maxCartCount, of the whole cart.

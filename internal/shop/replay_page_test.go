@@ -31,6 +31,10 @@ type productPage struct {
 	priceAfter                        string                 // the price shown once a unit was added ("": unchanged)
 	onLoad                            func(p *productPage, url string)
 	onPress                           func(p *productPage)
+	// ledger is what the store's cart request of a press adds (the tab's
+	// ledger): 0 the same as the page shows, -1 no request at all.
+	ledger   int
+	ledgerID string // the product the request names ("": the page's id)
 
 	units, presses int
 }
@@ -95,6 +99,16 @@ func (p *productPage) PressElement(_ context.Context, sel string) error {
 	}
 	p.presses++
 	p.units += max(p.perPress, 1)
+	if n := p.ledger; n >= 0 {
+		if n == 0 {
+			n = max(p.perPress, 1)
+		}
+		id := p.ledgerID
+		if id == "" {
+			id = p.id
+		}
+		p.addToCart(id, n)
+	}
 	return nil
 }
 func (p *productPage) WaitChange(_ context.Context, sel, from, _ string, _ time.Duration) (bool, error) {
@@ -130,6 +144,14 @@ func TestReplayHandsOverOnAHostilePage(t *testing.T) {
 		}, "cart could not be read", 0, nil},
 		{"a price that changes once added", func(p *productPage) { p.priceAfter = "$54.90" }, "price changed", 1, nil},
 		{"a press that adds two units", func(p *productPage) { p.perPress = 2 }, "changed by 2 units, not 1", 1, nil},
+		// The store's cart request (the tab's ledger) over the page's
+		// count (issue 36).
+		{"a press that adds two while the count shows one", func(p *productPage) { p.ledger = 2 }, "requests added 2 units of the product", 1, nil},
+		{"a press that adds nothing while the count shows one", func(p *productPage) { p.ledger = -1 }, "requests added 0 units of the product", 1, nil},
+		{"a press that adds another product", func(p *productPage) { p.ledgerID = "milk-4l" }, "added 0 units of the product (and 1 of others)", 1, nil},
+		{"a remembered entry without an id, a page with another id", func(p *productPage) { p.id = "milk-4l" }, "another product (id milk-4l, not milk)", 0,
+			func(r *Remembered) { r.ProductID = "" }},
+		{"a negative count", func(p *productPage) { p.status = func(int) string { return "In cart: -1" } }, "cart could not be read", 0, nil},
 		// The memory may hold no price, or one that cannot be read: the
 		// page's must still be readable before any click (it used to be
 		// found only after the add, as "changed from X to X").
@@ -157,6 +179,38 @@ func TestReplayHandsOverOnAHostilePage(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an unreadable count after a click tells the agent a unit is in the cart", func(t *testing.T) {
+		p := honest()
+		p.status = func(n int) string {
+			if n == 0 {
+				return ""
+			}
+			return "In cart: ?"
+		}
+		it := replayItem()
+		var clock atomic.Int64
+		t0 := time.Now()
+		it.r.now = func() time.Time { return t0.Add(time.Duration(clock.Add(1)) * replayAddWait) } // every look is past the add's wait
+		_, why, cart := it.replayDirect(context.Background(), p, rem)
+		if !strings.Contains(why, "did not change as expected") || !strings.Contains(cart, "added 1 units of this product") || p.presses != 1 {
+			t.Fatalf("after one click and an unreadable count: reason %q, cart %q, %d clicks; want a hand-over saying a unit is in the cart", why, cart, p.presses)
+		}
+		p = honest()
+		p.status = func(n int) string {
+			if n == 0 {
+				return ""
+			}
+			return "In cart: ?"
+		}
+		p.ledger = -1
+		p.onPress = func(p *productPage) { // a cart request whose effect the profile cannot read
+			p.cart = append(p.cart, browser.CartRequest{CartChange: store.CartChange{Path: "/cart/x"}, Method: "POST", Status: 200})
+		}
+		_, _, cart = it.replayDirect(context.Background(), p, rem)
+		if !strings.Contains(cart, "may already be in the cart") {
+			t.Fatalf("with an unreadable ledger: cart %q, want the agent told a unit may be in the cart", cart)
+		}
+	})
 	t.Run("the honest page is replayed", func(t *testing.T) {
 		p := honest()
 		added, why, _ := replayItem().replayDirect(context.Background(), p, rem)

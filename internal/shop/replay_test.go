@@ -98,6 +98,7 @@ func TestReplayChecks(t *testing.T) {
 			{"In cart: 100", -1},
 			{"In cart: 1.5", -1},
 			{"In cart", -1},
+			{"In cart: -1", -1}, {"In cart: \u22121", -1},
 		} {
 			c, err := inCartState(tc.text, "a")
 			switch {
