@@ -346,3 +346,34 @@ func TestDemoCartStillWorksUnderBodyChecks(t *testing.T) {
 		t.Fatalf("after the removal the cart holds %d of %s", qty(), id)
 	}
 }
+
+// TestPagehideBeaconsAreRefused: beacons and keepalive fetches a store page
+// sends as it is left (pagehide) are requests like any other: those to
+// order verbs outside the word list (metro's cart is an allowlist of
+// operations) never reach the store, while the page's allowed beacon
+// (sent last) does.
+func TestPagehideBeaconsAreRefused(t *testing.T) {
+	requireBrowser(t)
+	site := newBodySite(t)
+	prof := store.Metro()
+	prof.IgnoreHTTPSErrors = true // the local server's certificate is not www.metro.ca's
+	h := launch(t, baseOptions(t, prof, t.TempDir(), site.rules(), nil))
+	defer closeHost(t, h)
+	tab := newTab(t, h)
+	ctx := testCtx(t)
+	mustDo(t, "open a store page", tab.Navigate(ctx, "https://www.metro.ca/en/start"))
+	eval(t, tab, `() => addEventListener('pagehide', () => {
+  for (const p of ['/en/online-grocery/cart/buy-now', '/en/online-grocery/cart/submit', '/en/online-grocery/cart/confirm']) {
+    navigator.sendBeacon(p, 'qty=1');
+    fetch(p + '?k=1', {method: 'POST', keepalive: true, body: 'qty=1'});
+  }
+  navigator.sendBeacon('/en/online-grocery/cart/add?pagehide=1', 'productCode=0123&qty=1');
+})`)
+	mustDo(t, "leave the page", tab.Navigate(ctx, "https://www.metro.ca/en/next"))
+	waitFor(t, "the page's allowed beacon", patience, func() bool { return len(site.reached("/en/online-grocery/cart/add?pagehide=1")) > 0 })
+	for _, p := range []string{"/en/online-grocery/cart/buy-now", "/en/online-grocery/cart/submit", "/en/online-grocery/cart/confirm"} {
+		if got := site.reached(p); len(got) > 0 {
+			t.Errorf("a pagehide beacon or keepalive fetch reached the store: %q", got)
+		}
+	}
+}
