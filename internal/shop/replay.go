@@ -262,7 +262,7 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 		return shoppinglist.Added{}, why, led.holds(ctx, id, qty, after.holds(id, before))
 	}
 	if l, ok := led.read(ctx, id); ok && (l.units != qty || l.other > 0) {
-		return shoppinglist.Added{}, fmt.Sprintf("the store's cart requests added %d units of the product (and %d of others), not %d, whatever the page's count says", l.units, l.other, qty), l.holds()
+		return shoppinglist.Added{}, fmt.Sprintf("the store's cart requests added %d units of the product (and %d of others), not %d, whatever the page's count says", l.units, l.other, qty), led.holds(ctx, id, qty, after.holds(id, before))
 	}
 	// The price the cart was filled at is the one the page shows now.
 	now, err := t.ReadElements(ctx, map[string]string{"price": pp.Price}, "")
@@ -350,13 +350,19 @@ func (l replayLedger) read(ctx context.Context, id string) (ledgerAdds, bool) {
 }
 
 // holds is what the agent is told the cart holds after clicks presses:
-// the ledger's count when it can be read, else the page's (pageSays),
-// else, after a press, that units may already be in the cart.
+// what the page's count says (pageSays, when it was read) and what the
+// ledger says (when it can be read: the store's requests are believed
+// over the page, and a store may add more than a request asks, so the
+// agent gets both); with neither, after a press, that units may already
+// be in the cart.
 func (l replayLedger) holds(ctx context.Context, id string, clicks int, pageSays string) string {
-	if a, ok := l.read(ctx, id); ok {
+	a, ok := l.read(ctx, id)
+	switch {
+	case ok && pageSays != "":
+		return pageSays + "; " + a.holds()
+	case ok:
 		return a.holds()
-	}
-	if pageSays != "" || clicks == 0 {
+	case pageSays != "" || clicks == 0:
 		return pageSays
 	}
 	return fmt.Sprintf("add to cart was pressed %d times and the cart could not be read afterwards: up to %d units of this product may already be in the cart", clicks, clicks)
