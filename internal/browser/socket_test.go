@@ -27,6 +27,8 @@ type socketSite struct {
 	mu   sync.Mutex
 	ws   []string // "path: message" or "path: (opened)"
 	hits map[string]int
+	// popup is what the popup's constructors did (its report's query).
+	popup string
 }
 
 func newSocketSite(t testing.TB) *socketSite {
@@ -35,6 +37,9 @@ func newSocketSite(t testing.TB) *socketSite {
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits[r.Host+r.URL.Path]++
+		if r.URL.Path == "/ws-popup-done" {
+			s.popup = r.URL.Query().Get("r")
+		}
 		s.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
 		if strings.HasPrefix(r.URL.Path, "/ws/") {
@@ -197,6 +202,13 @@ func TestNoWebSocketReachesTheStore(t *testing.T) {
 			waitFramedLink(t, popupTab)
 			mustDo(t, "click the framed link", popupTab.Click(ctx, norm(100, 150), screen.ButtonLeft, 1))
 			waitFor(t, "the popup's attempt", patience, func() bool { return site.count("www.metro.ca/ws-popup-done") > 0 })
+			site.mu.Lock()
+			popup := site.popup
+			site.mu.Unlock()
+			t.Logf("popup constructors: %s", popup)
+			if strings.Contains(popup, `"made"`) {
+				t.Errorf("the popup made a socket before the guard: %s", popup)
+			}
 			if got := site.reached(); len(got) > 0 {
 				t.Fatalf("WebSockets reached the store: %q", got)
 			}
