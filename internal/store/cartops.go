@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"mime"
 	"net/url"
@@ -44,8 +45,9 @@ type CartChange struct {
 	Quantity int `json:"quantity,omitempty"`
 }
 
-// maxCartBody bounds the request body read for a cart change.
-const maxCartBody = 64 << 10
+// maxCartBody bounds the request body read for a cart change: as much
+// as the policy reads (a longer body never reaches the store).
+const maxCartBody = MaxBody
 
 // IsCartChange reports whether a request changes the cart: a state-changing
 // method to one of the store hosts' cart paths (the only state changes the
@@ -83,43 +85,100 @@ func (p Profile) ReadCartChange(u *url.URL, contentType string, body []byte) Car
 	fields := bodyFields(contentType, body)
 	for k, v := range u.Query() { // a field in the query string counts too
 		if _, ok := fields[k]; !ok && len(v) > 0 {
-			fields[k] = v[0]
+			fields[k] = v
 		}
 	}
-	c.ProductID = fields[op.ProductField]
-	if q, err := strconv.Atoi(strings.TrimSpace(fields[op.QuantityField])); err == nil && q >= 0 && q <= 10_000 {
-		c.Quantity = q
+	// Every reading a server may make (a duplicate field, a second JSON
+	// value): the product only when they agree, the largest quantity (the
+	// cart limit must not count fewer units than the store adds).
+	if ids := fields[op.ProductField]; len(ids) > 0 && allEqual(ids) {
+		c.ProductID = ids[0]
+	}
+	found := false
+	for _, v := range fields[op.QuantityField] {
+		if q, ok := quantity(v); ok && (!found || q > c.Quantity) {
+			c.Quantity, found = q, true
+		}
 	}
 	return c
 }
 
-// bodyFields reads a JSON object's or a form's top-level fields as text.
-func bodyFields(contentType string, body []byte) map[string]string {
-	out := map[string]string{}
+func allEqual(vs []string) bool {
+	for _, v := range vs[1:] {
+		if v != vs[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// quantity reads a field's whole number of units (0 to 10,000).
+func quantity(v string) (int, bool) {
+	v = strings.TrimSpace(v)
+	q, err := strconv.Atoi(v)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil || f != float64(int(f)) {
+			return 0, false
+		}
+		q = int(f)
+	}
+	return q, q >= 0 && q <= 10_000
+}
+
+// bodyFields reads every value of a JSON body's top-level fields (of each
+// object of a JSON stream, every occurrence of a duplicate key, as far as
+// the body is JSON) or of a form's fields, as text.
+func bodyFields(contentType string, body []byte) map[string][]string {
+	out := map[string][]string{}
 	mt, _, _ := mime.ParseMediaType(contentType)
-	switch {
-	case mt == "application/x-www-form-urlencoded":
+	if mt == "application/x-www-form-urlencoded" {
 		vals, err := url.ParseQuery(string(body))
 		if err == nil {
 			for k, v := range vals {
-				if len(v) > 0 {
-					out[k] = v[0]
-				}
+				out[k] = v
 			}
 		}
-	default: // JSON, whatever the page says it is (fetch sends text/plain by default)
-		var m map[string]any
-		if json.Unmarshal(body, &m) != nil {
+		return out
+	}
+	// JSON, whatever the page says it is (fetch sends text/plain by
+	// default): token by token, top-level objects' scalar fields.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	depth, key, expectKey, object := 0, "", false, false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
 			return out
 		}
-		for k, v := range m {
-			switch t := v.(type) {
-			case string:
-				out[k] = t
-			case float64:
-				out[k] = strconv.FormatFloat(t, 'f', -1, 64)
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				depth++
+				if depth == 1 {
+					object = t == '{'
+				}
+				expectKey = object && depth == 1
+			} else {
+				depth--
+				expectKey = object && depth == 1
 			}
+			continue
 		}
+		if depth != 1 || !object {
+			continue
+		}
+		if expectKey {
+			key, _ = tok.(string)
+			expectKey = false
+			continue
+		}
+		switch t := tok.(type) {
+		case string:
+			out[key] = append(out[key], t)
+		case json.Number:
+			out[key] = append(out[key], t.String())
+		}
+		expectKey = true
 	}
-	return out
 }
