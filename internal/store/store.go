@@ -276,6 +276,9 @@ var metroCartPaths = append([]string{
 	"/cart-entry", "/cart-entries",
 }, metroCartSetupPaths...)
 
+// cartContainers are cart paths that name a cart, not an operation on it.
+var cartContainers = map[string]bool{"cart": true, "carts": true, "minicart": true, "mini-cart": true}
+
 // metroCartOpWords are the segments that may follow one of
 // metroCartPaths in a state change (see Profile.CartOpWords): adding,
 // updating and removing entries, SAP Commerce's "current" cart.
@@ -650,9 +653,16 @@ func cartPrefixLen(segs []string, cart []string, exact bool) (int, bool) {
 // cartOpRest reports whether the segments after a cart path name one of
 // the cart's operations (see CartOpWords): each is an operation word,
 // another cart path's segment, or an id (no letter in it).
-func (p Profile) cartOpRest(rest []string) bool {
+//
+// A cart itself ("/cart", "/minicart": cartContainers) names no operation:
+// with an allowlist, one must follow it ("/cart/add"); a POST to the cart
+// page is not a named operation.
+func (p Profile) cartOpRest(last string, rest []string) bool {
 	if len(p.CartOpWords) == 0 {
 		return true
+	}
+	if len(rest) == 0 && cartContainers[last] {
+		return false
 	}
 	for _, s := range rest {
 		if slices.Contains(p.CartOpWords, s) || !strings.ContainsFunc(s, unicode.IsLetter) {
@@ -1039,7 +1049,7 @@ func (p Profile) cartPath(segs []string) bool {
 		// Anchored: only cartPrefixSegments may stand before the cart path.
 		for j := 0; ; j++ {
 			if n, ok := cartPrefixLen(segs[j:], p.CartPaths, len(p.CartOpWords) > 0); ok {
-				return p.cartOpRest(segs[j+n:])
+				return p.cartOpRest(segs[j+n-1], segs[j+n:])
 			}
 			if j >= len(segs) || !cartPrefixSegments[segs[j]] {
 				return false

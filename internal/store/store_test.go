@@ -324,6 +324,8 @@ func TestCheckRequest(t *testing.T) {
 		{"cart achat", metro, "POST", "https://www.metro.ca/fr/online-grocery/cart/achat", false, RuleStateChange, ""},
 		{"cart passer-a-la-caisse", metro, "POST", "https://www.metro.ca/fr/online-grocery/cart/passer-a-la-caisse", false, RuleStateChange, ""},
 		{"cart confirmer", metro, "POST", "https://www.metro.ca/fr/online-grocery/cart/confirmer", false, RuleStateChange, ""},
+		{"POST to the cart page names no operation", metro, "POST", "https://www.metro.ca/en/online-grocery/cart", false, RuleStateChange, ""},
+		{"POST to the mini cart names no operation", metro, "POST", "https://www.metro.ca/minicart", false, RuleStateChange, ""},
 		{"cart glued to another word", metro, "POST", "https://www.metro.ca/en/online-grocery/cart-buy-now", false, RuleStateChange, ""},
 		{"cart règlement", metro, "POST", "https://www.metro.ca/fr/online-grocery/cart/r%C3%A8glement", false, RuleOrder, "(non-ASCII letter)"},
 		{"Cyrillic c in checkout", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/%D1%81heckout", false, RuleOrder, "(non-ASCII letter)"},
