@@ -896,12 +896,12 @@ func ambiguousPath(raw string) bool {
 	if unescapeValid(once) != once || strings.ContainsAny(once, "\\\x00") {
 		return true
 	}
-	// NFKC (as NormalizePath reads it) must not make a dot segment either
-	// ("／．．／" is a name to a server, "/../" here).
-	if f := norm.NFKC.String(once); f != once && strings.ContainsAny(f, "\\\x00") {
+	// NFKC (as NormalizePath reads the path) must not make a backslash
+	// or a dot segment either ("／．．／" is a name to a server, "/../"
+	// here).
+	once = norm.NFKC.String(once)
+	if strings.ContainsAny(once, "\\\x00") {
 		return true
-	} else if f != once {
-		once = f
 	}
 	for _, s := range strings.Split(once, "/") {
 		if i := strings.IndexByte(s, ';'); i >= 0 {

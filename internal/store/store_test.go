@@ -329,6 +329,8 @@ func TestCheckRequest(t *testing.T) {
 		{"cart glued to another word", metro, "POST", "https://www.metro.ca/en/online-grocery/cart-buy-now", false, RuleStateChange, ""},
 		{"cart règlement", metro, "POST", "https://www.metro.ca/fr/online-grocery/cart/r%C3%A8glement", false, RuleOrder, "(non-ASCII letter)"},
 		{"Cyrillic c in checkout", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/%D1%81heckout", false, RuleOrder, "(non-ASCII letter)"},
+		{"full-width dots make a dot segment only here", metro, "POST", "https://www.metro.ca/checkout/%EF%BC%8E%EF%BC%8E/cart/add", false, RuleOrder, "(ambiguous path)"},
+		{"full-width dots, demo", demo, "POST", "https://www.metro.ca/checkout/%EF%BC%8E%EF%BC%8E/api/cart/add", false, RuleOrder, "(ambiguous path)"},
 		{"full-width checkout", metro, "POST", "https://www.metro.ca/en/online-grocery/cart/%EF%BD%83%EF%BD%88%EF%BD%85%EF%BD%83%EF%BD%8B%EF%BD%8F%EF%BD%95%EF%BD%94", false, RuleOrder, "/checkout"},
 		{"full-width flow event", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?_eventId=%EF%BD%90%EF%BD%8C%EF%BD%81%EF%BD%83%EF%BD%85%EF%BC%AF%EF%BD%92%EF%BD%84%EF%BD%85%EF%BD%92", false, RuleOrder, "placeorder"},
 		{"flow event submit", metro, "POST", "https://www.metro.ca/en/online-grocery/cart?_eventId=submit", false, RuleOrder, "_eventId"},
