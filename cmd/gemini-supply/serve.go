@@ -289,7 +289,7 @@ func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 		}
 		opts := mqtt.Options{
 			Broker: broker, DiscoveryPrefix: cfg.MQTTDiscoveryPrefix, SWVersion: version,
-			Starter: control, Stopper: control, Logger: logger,
+			Starter: control, Stopper: control, Logger: logger, Messages: messages.For(cfg.Language),
 		}
 		if cfg.MQTTCleanup {
 			if err := mqtt.Cleanup(connectCtx, opts); err != nil {

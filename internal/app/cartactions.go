@@ -180,7 +180,7 @@ func (r *Runner) forgetProduct(item reviewpack.Item) bool {
 func (r *Runner) reopen(ctx context.Context, id string) error {
 	provider := r.deps.Provider
 	if provider == nil {
-		p, err := OpenList(r.cfg.ShoppingList, r.base)
+		p, err := OpenList(r.cfg.ShoppingList, r.cfg.Language, r.base)
 		if err != nil {
 			return err
 		}
