@@ -250,6 +250,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		JournalDir:           journalDir,
 		TraceKeepRuns:        r.cfg.TraceKeepRuns,
 		Source:               source,
+		StartedBy:            req.By,
 		Logger:               r.base,
 	}
 	return shop.Run(ctx, scfg)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // Question is a question waiting in the panel: a product choice or a
@@ -184,6 +185,7 @@ func (p *Panel) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, m.T("panel.answer_wrong"), http.StatusBadRequest)
 		return
 	}
+	rep.choice.By = runstatus.ByFrom(r.Context()) // who answered (behind ingress)
 	select {
 	case q.answers <- rep:
 		w.WriteHeader(http.StatusNoContent)
