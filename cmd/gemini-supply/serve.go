@@ -155,8 +155,9 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			deps.Notifiers = append(deps.Notifiers, app.Notifier(cfg, ha))
 		}
 		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger).WithStop(stop))
-		opts.Subscribers = append(opts.Subscribers, app.EventSink(cfg, ha, logger))
-		opts.OnBusy = append(opts.OnBusy, homeassistant.BusyReporter(ha, logger))
+		sink := app.EventSink(cfg, ha, logger)
+		opts.Subscribers = append(opts.Subscribers, sink)
+		opts.OnBusy = append(opts.OnBusy, sink.BusyReporter())
 	} else if cfg.ShoppingList == "" {
 		return errors.New("no shopping list: configure Home Assistant (home_assistant_url and home_assistant_token, or run as the add-on) for a todo list, or set shopping_list to a YAML file")
 	}

@@ -148,3 +148,25 @@ func TestEventSinkOutboxSurvivesRestart(t *testing.T) {
 		t.Errorf("the outbox file is still there after every event was fired (%v)", err)
 	}
 }
+
+// The busy event (a trigger refused while a run goes) waits in the outbox
+// too when Home Assistant is away.
+func TestBusyEventWaitsInTheOutbox(t *testing.T) {
+	f := startFake(t, fakeha.Options{})
+	c := dialTest(t, testOptions(f, nil))
+	sink := NewEventSink(c, EventSinkOptions{FireTimeout: testWait})
+	_, stop := consume(t, sink)
+	f.Down()
+	eventually(t, "disconnect", func() bool { return !c.Connected() })
+	sink.BusyReporter()(testCtx(t), runstatus.Request{Source: "mqtt", Items: []string{"milk"}})
+	if n := sink.Pending(); n != 1 {
+		t.Fatalf("%d events queued, want the busy event", n)
+	}
+	f.Boot()
+	f.FinishStartup()
+	eventually(t, "the busy event", func() bool { return len(f.EventsOfType(EventBusy)) == 1 })
+	stop()
+	if ev := f.EventsOfType(EventBusy)[0]; ev.Data["late"] != true || ev.Data["source"] != "mqtt" {
+		t.Errorf("busy event %v, want it late from mqtt", ev.Data)
+	}
+}
