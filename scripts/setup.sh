@@ -2,7 +2,8 @@
 # One-command, idempotent setup for tests, the demo and CI.
 #
 #   - Debian packages: chromium (the browser the agent drives) and mosquitto (the
-#     MQTT broker the integration tests start on a loopback port);
+#     MQTT broker the integration tests start on a loopback port) and apparmor
+#     (its apparmor_parser checks the add-on's apparmor.txt; no kernel support needed);
 #   - the Playwright driver that playwright-go v0.5200.x requires (playwright-core
 #     1.52.0 from npm), unpacked into .cache/playwright-driver so that
 #     .cache/playwright-driver/package/cli.js exists, with a `node` link beside it.
@@ -26,6 +27,7 @@ as_root() {
 missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/lib/chromium/chromium ] || missing+=(chromium)
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
+command -v apparmor_parser >/dev/null 2>&1 || [ -x /usr/sbin/apparmor_parser ] || [ -x /sbin/apparmor_parser ] || missing+=(apparmor)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq >&2
@@ -53,8 +55,10 @@ ln -sfn "$node_bin" "$driver_dir/node"
 browser=/usr/lib/chromium/chromium
 [ -x "$browser" ] || browser=$(command -v chromium)
 mosq=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+aa_parser=$(command -v apparmor_parser || { [ -x /usr/sbin/apparmor_parser ] && echo /usr/sbin/apparmor_parser; } || echo /sbin/apparmor_parser)
 
 echo "export PLAYWRIGHT_DRIVER_PATH=$driver_dir"
 echo "export PLAYWRIGHT_NODEJS_PATH=$node_bin"
 echo "export GEMINI_SUPPLY_BROWSER_EXECUTABLE=$browser"
 echo "export GEMINI_SUPPLY_TEST_MOSQUITTO=$mosq"
+echo "export GEMINI_SUPPLY_TEST_APPARMOR_PARSER=$aa_parser"

@@ -155,8 +155,9 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			deps.Notifiers = append(deps.Notifiers, app.Notifier(cfg, ha))
 		}
 		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger).WithStop(stop))
-		opts.Subscribers = append(opts.Subscribers, homeassistant.NewEventSink(ha, homeassistant.EventSinkOptions{Logger: logger, Notifier: app.Notifier(cfg, ha)}))
-		opts.OnBusy = append(opts.OnBusy, homeassistant.BusyReporter(ha, logger))
+		sink := app.EventSink(cfg, ha, logger)
+		opts.Subscribers = append(opts.Subscribers, sink)
+		opts.OnBusy = append(opts.OnBusy, sink.BusyReporter())
 	} else if cfg.ShoppingList == "" {
 		return errors.New("no shopping list: configure Home Assistant (home_assistant_url and home_assistant_token, or run as the add-on) for a todo list, or set shopping_list to a YAML file")
 	}
@@ -289,7 +290,7 @@ func serveWireMQTT(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 		}
 		opts := mqtt.Options{
 			Broker: broker, DiscoveryPrefix: cfg.MQTTDiscoveryPrefix, SWVersion: version,
-			Starter: control, Stopper: control, Logger: logger,
+			Starter: control, Stopper: control, Logger: logger, Messages: messages.For(cfg.Language),
 		}
 		if cfg.MQTTCleanup {
 			if err := mqtt.Cleanup(connectCtx, opts); err != nil {

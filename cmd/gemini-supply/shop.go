@@ -120,7 +120,7 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 	followed := make(chan struct{})
 	go func() {
 		defer close(followed)
-		shop.NewTerminal(live, tty).Follow(context.WithoutCancel(ctx), sub)
+		shop.NewTerminal(live, tty).In(messages.For(cfg.Language)).Follow(context.WithoutCancel(ctx), sub)
 	}()
 	res, err := runner.Shop(ctx, runstatus.Request{Source: "terminal", RetryTagged: cfg.RetryTagged, Concurrency: cfg.Concurrency})
 	sub.Close()
@@ -132,7 +132,7 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 			return 1, res
 		}
 	} else if res.Summary.RunID != "" { // the run began: it has a summary
-		shop.PrintResult(s.out, res)
+		shop.PrintResultIn(s.out, res, messages.For(cfg.Language))
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", cmd, err)

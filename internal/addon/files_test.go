@@ -288,8 +288,6 @@ func TestDriverVersionAgrees(t *testing.T) {
 func TestDockerfileMatchesSetupLayout(t *testing.T) {
 	d := string(readFile(t, "Dockerfile"))
 	for _, want := range []string{
-		"ARG BUILD_FROM=",
-		"FROM ${BUILD_FROM}",
 		"-trimpath",
 		`-ldflags "-s -w -X main.version=`,
 		"chromium",
@@ -308,15 +306,6 @@ func TestDockerfileMatchesSetupLayout(t *testing.T) {
 	for _, name := range []string{"PLAYWRIGHT_DRIVER_PATH", "PLAYWRIGHT_NODEJS_PATH", "GEMINI_SUPPLY_BROWSER_EXECUTABLE"} {
 		if !strings.Contains(setup, "export "+name+"=") {
 			t.Errorf("scripts/setup.sh does not export %s", name)
-		}
-	}
-	var b struct {
-		BuildFrom map[string]string `yaml:"build_from"`
-	}
-	decodeYAML(t, "build.yaml", &b)
-	for _, arch := range loadManifest(t).Arch {
-		if b.BuildFrom[arch] == "" {
-			t.Errorf("build.yaml has no build_from for %s", arch)
 		}
 	}
 }

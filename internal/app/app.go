@@ -188,7 +188,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 	}
 	provider := r.deps.Provider
 	if provider == nil {
-		p, err := OpenList(r.cfg.ShoppingList, r.base)
+		p, err := OpenList(r.cfg.ShoppingList, r.cfg.Language, r.base)
 		if err != nil {
 			return r.cannotRun(err)
 		}
@@ -250,6 +250,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		JournalDir:           journalDir,
 		TraceKeepRuns:        r.cfg.TraceKeepRuns,
 		Source:               source,
+		StartedBy:            req.By,
 		Logger:               r.base,
 	}
 	return shop.Run(ctx, scfg)
@@ -609,12 +610,13 @@ func demoCredentials(srv *demostore.Server) (string, config.Secret) {
 	return u, config.Secret(p)
 }
 
-// OpenList opens the YAML shopping list at path.
-func OpenList(path string, log *slog.Logger) (shoppinglist.Provider, error) {
+// OpenList opens the YAML shopping list at path; its summary file is
+// written in lang.
+func OpenList(path, lang string, log *slog.Logger) (shoppinglist.Provider, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, errors.New("no shopping list: pass --shopping-list path/to/list.yaml (a Home Assistant list is used by 'serve')")
 	}
-	f, err := shoppinglist.OpenYAML(path, shoppinglist.WithLogger(log))
+	f, err := shoppinglist.OpenYAML(path, shoppinglist.WithLogger(log), shoppinglist.WithMessages(messages.For(lang)))
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	if req.Kind == reviewpack.ActQuantity {
 		want = req.Quantity
 	}
-	act := reviewpack.Action{At: r.now().UTC(), Kind: req.Kind, Source: req.Source, ItemID: item.ItemID, ItemName: item.ItemName,
+	act := reviewpack.Action{At: r.now().UTC(), Kind: req.Kind, Source: req.Source, By: req.By, ItemID: item.ItemID, ItemName: item.ItemName,
 		Product: item.ProductName, Before: line.Quantity, After: line.Quantity}
 	var changeErr error
 	if st.CartSet.Kind != "" && line.ProductID != "" {
@@ -180,7 +180,7 @@ func (r *Runner) forgetProduct(item reviewpack.Item) bool {
 func (r *Runner) reopen(ctx context.Context, id string) error {
 	provider := r.deps.Provider
 	if provider == nil {
-		p, err := OpenList(r.cfg.ShoppingList, r.base)
+		p, err := OpenList(r.cfg.ShoppingList, r.cfg.Language, r.base)
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func CartActions(r *Runner, start func(ctx context.Context, req runstatus.Reques
 				url = it.URL
 			}
 		}
-		sreq := runstatus.Request{Source: req.Source, Items: []string{act.ItemName},
+		sreq := runstatus.Request{Source: req.Source, By: req.By, Items: []string{act.ItemName},
 			WrongProducts: map[string]runstatus.WrongProduct{act.ItemName: {Name: wrong, URL: url}}}
 		if err := start(ctx, sreq); err != nil {
 			return act, fmt.Errorf("the product was removed and forgotten, but the item could not be shopped again: %w", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/ask"
@@ -52,6 +54,17 @@ func TodoList(ctx context.Context, c *homeassistant.Client, cfg config.Config, l
 // language.
 func Notifier(cfg config.Config, c *homeassistant.Client) *homeassistant.Notifier {
 	return homeassistant.NewNotifier(c, homeassistant.NotifierOptions{Messages: messages.For(cfg.Language)})
+}
+
+// EventSink fires the run's events on c for automations; the events Home
+// Assistant could not take wait in the data folder's outbox (fired late,
+// surviving a restart), in memory only without a data folder.
+func EventSink(cfg config.Config, c *homeassistant.Client, logger *slog.Logger) *homeassistant.EventSink {
+	opts := homeassistant.EventSinkOptions{Logger: logger, Notifier: Notifier(cfg, c)}
+	if cfg.DataDir != "" && os.MkdirAll(cfg.DataDir, 0o755) == nil {
+		opts.OutboxPath = filepath.Join(cfg.DataDir, homeassistant.EventOutboxFile)
+	}
+	return homeassistant.NewEventSink(c, opts)
 }
 
 // phoneOptions are the phones of ha_notify, speaking cfg's language.

@@ -129,7 +129,7 @@ func (h History) Runs(context.Context) ([]panel.RunInfo, error) {
 }
 
 func runInfo(rec shop.JournalRecord) panel.RunInfo {
-	info := panel.RunInfo{ID: rec.RunID, Source: rec.Source, State: string(rec.State), StartedAt: rec.StartedAt,
+	info := panel.RunInfo{ID: rec.RunID, Source: rec.Source, StartedBy: rec.StartedBy, StoppedBy: rec.StoppedBy, State: string(rec.State), StartedAt: rec.StartedAt,
 		FinishedAt: rec.FinishedAt, Error: rec.Error, Items: len(rec.Items), Usage: rec.Usage}
 	for _, it := range rec.Items {
 		if it.Result == nil {
@@ -161,7 +161,8 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 	d := panel.RunDetail{RunInfo: runInfo(rec), Store: rec.Store, Model: rec.Model,
 		Items: []panel.RunItem{}, Changes: []string{}, Warnings: []string{}}
 	for _, it := range rec.Items {
-		ri := panel.RunItem{ID: it.ItemID, Name: it.Name, Quantity: it.Quantity, Status: string(it.Status), Result: it.Result, Attempts: []panel.RunAttempt{}}
+		ri := panel.RunItem{ID: it.ItemID, Name: it.Name, Quantity: it.Quantity, Status: string(it.Status), Result: it.Result, Attempts: []panel.RunAttempt{},
+			AnsweredBy: it.AnsweredBy}
 		for _, a := range it.Attempts {
 			ri.Attempts = append(ri.Attempts, panel.RunAttempt{Query: a.Query, StartedAt: a.StartedAt, DurationMS: a.Duration.Milliseconds(),
 				Tool: a.Tool, Reason: a.Reason, Error: a.Error, Turns: a.Turns, Usage: a.Usage, Trace: traceName(h.TraceDir, a.Trace)})

@@ -67,6 +67,9 @@ type Answer struct {
 	Text string `json:"text,omitempty"`
 	// Reason explains a KindNothing that the user did not choose (ReasonTimeout).
 	Reason string `json:"reason,omitempty"`
+	// By is the Home Assistant user who answered (the panel behind ingress,
+	// a phone); "" when not known.
+	By string `json:"by,omitempty"`
 }
 
 // ReasonTimeout is the Reason of a KindNothing answer given because nobody

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 )
 
 // MaxCustomRunes bounds the free text of a KindCustom answer, on every
@@ -275,14 +276,15 @@ var (
 // OptionLabel is OptionLabelIn in English.
 func OptionLabel(o Option) string { return OptionLabelIn(messages.Catalog{}, o) }
 
-// OptionLabelIn is "Name (price)", or "Name" without a price, on one line.
+// OptionLabelIn is "Name (price)", or "Name" without a price, on one line;
+// the price's amounts written the way c's language writes money.
 func OptionLabelIn(c messages.Catalog, o Option) string {
 	name := strings.Join(strings.Fields(o.Name), " ")
 	if name == "" {
 		name = c.T("question.unnamed")
 	}
 	if p := strings.Join(strings.Fields(o.Price), " "); p != "" {
-		return fmt.Sprintf("%s (%s)", name, p)
+		return fmt.Sprintf("%s (%s)", name, money.TextIn(p, c.Lang()))
 	}
 	return name
 }

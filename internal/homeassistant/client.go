@@ -1119,6 +1119,9 @@ type Event struct {
 	Origin    string          `json:"origin"`
 	// TimeFired is zero when Home Assistant's timestamp could not be read.
 	TimeFired time.Time `json:"-"`
+	// UserID is the Home Assistant user the event's context names (the
+	// phone's owner for the companion app's events); "" when none.
+	UserID string `json:"-"`
 }
 
 // UnmarshalJSON reads an event, tolerating a time_fired it cannot parse (an
@@ -1129,11 +1132,17 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Data      json.RawMessage `json:"data"`
 		Origin    string          `json:"origin"`
 		TimeFired string          `json:"time_fired"`
+		Context   struct {
+			UserID *string `json:"user_id"`
+		} `json:"context"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
 	e.EventType, e.Data, e.Origin = raw.EventType, raw.Data, raw.Origin
+	if raw.Context.UserID != nil {
+		e.UserID = *raw.Context.UserID
+	}
 	e.TimeFired, _ = time.Parse(time.RFC3339Nano, raw.TimeFired)
 	return nil
 }
@@ -1303,4 +1312,34 @@ func (c *Client) closeSubscriptions() {
 	for _, s := range c.liveSubscriptions() {
 		s.Close()
 	}
+}
+
+// userNameTimeout bounds the look-up of a user's name.
+const userNameTimeout = 10 * time.Second
+
+// UserName is the name of Home Assistant user userID as the household knows
+// it: the friendly name of the person entity linked to the user (person.*,
+// attribute user_id), which every Home Assistant user with a login has;
+// the user id itself when no person names it or the states cannot be read;
+// "" for "". For journals and History ("answered by Alice").
+func (c *Client) UserName(ctx context.Context, userID string) string {
+	if userID == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, userNameTimeout)
+	defer cancel()
+	states, err := c.GetStates(ctx)
+	if err != nil {
+		c.log.Debug("could not read the person entities for a user's name", "user_id", userID, "error", err)
+		return userID
+	}
+	for _, st := range states {
+		if !strings.HasPrefix(st.EntityID, "person.") {
+			continue
+		}
+		if id, _ := st.Attributes["user_id"].(string); id == userID {
+			return st.FriendlyName()
+		}
+	}
+	return userID
 }

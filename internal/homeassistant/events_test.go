@@ -117,7 +117,15 @@ func TestEventSinkKeepsGoingWhenHomeAssistantFails(t *testing.T) {
 	f.SetRefuse(false)
 	eventually(t, "reconnect", c.Connected)
 	sink.handle(testCtx(t), runstatus.Event{Kind: runstatus.KindRunStarted, RunID: "r2"})
-	if got := f.EventsOfType(EventRunStarted); len(got) != 1 || got[0].Data["run_id"] != "r2" {
+	// The event fired while Home Assistant was down is not lost: it is
+	// fired late, before the one that followed it (queued behind it).
+	ctx, stop := context.WithCancel(testCtx(t))
+	flushed := make(chan struct{})
+	go func() { defer close(flushed); sink.flushLoop(ctx) }()
+	defer func() { stop(); <-flushed }()
+	eventually(t, "both events fired", func() bool { return len(f.EventsOfType(EventRunStarted)) == 2 })
+	got := f.EventsOfType(EventRunStarted)
+	if got[0].Data["run_id"] != "r" || got[1].Data["run_id"] != "r2" || got[0].Data["late"] != true {
 		t.Fatalf("events after recovery = %+v", got)
 	}
 }

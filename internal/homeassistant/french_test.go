@@ -13,6 +13,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 var french = messages.For("fr")
@@ -192,4 +193,51 @@ func waitShown(t *testing.T, f *fakeha.Server, svc, text string) fakeha.PhoneNot
 		return false
 	})
 	return got
+}
+
+// With language fr, the note written on a to-do item that was added and
+// the question's option prices on the phone are French ("ajouté : … ×
+// 2 (4,29 $)", "(7,49 $)"), not "added … ($4.29)".
+func TestFrenchTodoNoteAndOptionPrices(t *testing.T) {
+	const svc = "mobile_app_pixel_8"
+	f := startFake(t, fakeha.Options{})
+	f.AddMobileApp(svc)
+	f.AddTodoList(list, "Liste d'épicerie", fakeha.LocalTodoFeatures, fakeha.TodoItem{UID: "u1", Summary: "œufs"})
+	c := dialTest(t, testOptions(f, nil))
+	ctx := testCtx(t)
+
+	p := NewTodoProvider(c, TodoOptions{Notifier: NewNotifier(c, NotifierOptions{Messages: french})})
+	if err := p.MarkCompleted(ctx, "u1", shoppinglist.Added{ProductName: "Burnbrae Farms Large White Eggs, 12 eggs", Quantity: 2, Price: money.Parse("$4.29")}); err != nil {
+		t.Fatal(err)
+	}
+	items := f.TodoItems(list)
+	want := "gemini-supply: ajouté : Burnbrae Farms Large White Eggs, 12 eggs × 2 (4,29\u00a0$)"
+	if len(items) != 1 || items[0].Description != want {
+		t.Errorf("the note = %q, want %q", items[0].Description, want)
+	}
+
+	phone, err := NewPhone(c, PhoneOptions{Services: []string{svc}, Messages: french})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = phone.Choose(qctx, choice.Question{ItemName: "beurre", Options: []choice.Option{
+			{Name: "Beurre salé Lactantia 454 g", Price: "$7.49"}, {Name: "Beurre salé Natrel 454 g", Price: "2 for $12.00"}}})
+	}()
+	shown := waitShown(t, f, svc, "lequel")
+	msg := shown.Message
+	for _, w := range []string{"Beurre salé Lactantia 454 g (7,49\u00a0$)", "Beurre salé Natrel 454 g (2 for 12,00\u00a0$)"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("the question lacks %q:\n%s", w, msg)
+		}
+	}
+	if strings.Contains(msg, "$7") {
+		t.Errorf("the question still writes prices the English way:\n%s", msg)
+	}
+	cancel()
+	<-done
 }

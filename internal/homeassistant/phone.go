@@ -179,6 +179,8 @@ type phoneReply struct {
 	kind  string
 	index int
 	text  string
+	// userID is who pressed (the event's context: the phone's owner).
+	userID string
 }
 
 // next waits for the next action of this question.
@@ -206,7 +208,7 @@ func (q *phoneQuestion) next(ctx context.Context) (phoneReply, error) {
 			if !ok || rest == "" {
 				continue // another notification's action
 			}
-			r := phoneReply{kind: rest[:1], index: -1, text: d.ReplyText}
+			r := phoneReply{kind: rest[:1], index: -1, text: d.ReplyText, userID: ev.UserID}
 			if len(rest) > 1 {
 				n, err := strconv.Atoi(rest[1:])
 				if err != nil {
@@ -277,7 +279,8 @@ func (p *Phone) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 		}
 		switch {
 		case res.Answer != nil:
-			p.log.Info("answered on the phone", "item", q.ItemName, "kind", res.Answer.Kind, "index", res.Answer.Index, "remember", res.Answer.Remember)
+			res.Answer.By = p.c.UserName(ctx, r.userID)
+			p.log.Info("answered on the phone", "item", q.ItemName, "kind", res.Answer.Kind, "index", res.Answer.Index, "remember", res.Answer.Remember, "by", res.Answer.By)
 			return *res.Answer, nil
 		case res.AskText:
 			awaitingText = true

@@ -108,6 +108,7 @@ func (rp *ReviewPhone) listen(ctx context.Context, presses *Subscription) {
 			if !ok {
 				continue // a question's action, or another integration's
 			}
+			req.By = rp.p.c.UserName(ctx, ev.UserID)
 			act, err := rp.act(ctx, req)
 			text := act.TextIn(rp.p.msg)
 			if err != nil {

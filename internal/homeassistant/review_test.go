@@ -28,12 +28,7 @@ func TestReviewOnThePhone(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var got []reviewpack.Request
-	rp := NewReviewPhone(phone, func(_ context.Context, req reviewpack.Request) (reviewpack.Action, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, req)
-		return reviewpack.Action{Kind: req.Kind, ItemID: req.ItemID, ItemName: "milk", Product: "Natrel 2% Milk 2 L", Before: 1, Forgot: true, Reshop: "milk"}, nil
-	})
+	rp := NewReviewPhone(phone, recordActions(&mu, &got, reviewpack.Action{ItemName: "milk", Product: "Natrel 2% Milk 2 L", Before: 1, Forgot: true, Reshop: "milk"}))
 	bus := &runstatus.Bus{}
 	sub := bus.Subscribe(16)
 	done := make(chan error, 1)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -290,7 +291,7 @@ func ownDescription(d string) bool { return d == "" || strings.HasPrefix(d, desc
 // With description support, a note of the product added replaces an
 // earlier run's note (a person's own description is kept).
 func (p *TodoProvider) MarkCompleted(ctx context.Context, id string, added shoppinglist.Added) error {
-	note := addedNote(added)
+	note := addedNote(p.notifier.opts.Messages, added)
 	return p.mark(ctx, id, "mark completed", func(cur todoItem, descriptions bool) todoItem {
 		w := cur
 		w.Status = string(shoppinglist.StatusCompleted)
@@ -708,16 +709,16 @@ func StripRunTags(summary string) string {
 	return strings.Join(out, " ")
 }
 
-func addedNote(a shoppinglist.Added) string {
+func addedNote(m messages.Catalog, a shoppinglist.Added) string {
 	if a.ProductName == "" {
 		return ""
 	}
-	note := "added " + a.ProductName
+	note := m.T("summary.todo_added", "product", a.ProductName)
 	if a.Quantity > 1 {
-		note += fmt.Sprintf(" × %d", a.Quantity)
+		note = m.T("summary.todo_added_quantity", "product", a.ProductName, "quantity", a.Quantity)
 	}
 	if a.Price.Text != "" {
-		note += " (" + a.Price.Text + ")"
+		note += " (" + money.TextIn(a.Price.Text, m.Lang()) + ")"
 	}
 	return note
 }

@@ -230,18 +230,29 @@ func BusyReporter(c *Client, logger *slog.Logger) func(context.Context, runstatu
 	return func(ctx context.Context, req runstatus.Request) {
 		ctx, cancel := context.WithTimeout(ctx, DefaultFireTimeout)
 		defer cancel()
-		data := map[string]any{
-			"source":       req.Source,
-			"retry_tagged": req.RetryTagged,
-			"items":        req.Items,
-			"message":      runstatus.ErrBusy.Error(),
-			"time":         time.Now().UTC().Format(time.RFC3339),
-		}
-		if req.Items == nil {
-			data["items"] = []string{}
-		}
-		if err := c.FireEvent(ctx, EventBusy, data); err != nil {
+		if err := c.FireEvent(ctx, EventBusy, busyData(req)); err != nil {
 			log.Warn("could not fire the busy event", "error", err)
 		}
 	}
+}
+
+// BusyReporter is the package's BusyReporter through the sink: a busy event
+// Home Assistant cannot take now waits in the outbox like the run's events.
+func (s *EventSink) BusyReporter() func(context.Context, runstatus.Request) {
+	return func(ctx context.Context, req runstatus.Request) { s.fire(ctx, EventBusy, busyData(req)) }
+}
+
+// busyData is the gemini_supply_busy event's data for the refused req.
+func busyData(req runstatus.Request) map[string]any {
+	data := map[string]any{
+		"source":       req.Source,
+		"retry_tagged": req.RetryTagged,
+		"items":        req.Items,
+		"message":      runstatus.ErrBusy.Error(),
+		"time":         time.Now().UTC().Format(time.RFC3339),
+	}
+	if req.Items == nil {
+		data["items"] = []string{}
+	}
+	return data
 }

@@ -3,6 +3,8 @@
 package money
 
 import (
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -76,6 +78,33 @@ func FormatIn(c Cents, lang string) string {
 		return "-" + fr
 	}
 	return fr
+}
+
+// dollarAmount is an amount as English store pages write it: "$7.49",
+// "$1,234.56", "$5".
+var dollarAmount = regexp.MustCompile(`\$\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{2}))?\b`)
+
+// TextIn is a price text (the store's or the model's: "$7.49", "2 for
+// $5.00", "$4.99/kg") with every dollar amount written the way lang writes
+// money (FormatIn): "7,49 $", "2 for 5,00 $", "4,99 $/kg". Other text, and
+// any text in English, is kept as it is.
+func TextIn(text, lang string) string {
+	if lang != "fr" {
+		return text
+	}
+	return dollarAmount.ReplaceAllStringFunc(text, func(m string) string {
+		sub := dollarAmount.FindStringSubmatch(m)
+		d, err := strconv.ParseInt(strings.ReplaceAll(sub[1], ",", ""), 10, 64)
+		if err != nil || d > math.MaxInt64/100-100 {
+			return m
+		}
+		c := d * 100
+		if sub[2] != "" {
+			f, _ := strconv.ParseInt(sub[2], 10, 64)
+			c += f
+		}
+		return FormatIn(Cents(c), lang)
+	})
 }
 
 // LineTotal is the price of quantity units at p. ok is false when p is not

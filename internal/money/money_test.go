@@ -214,3 +214,21 @@ func TestFormatIn(t *testing.T) {
 		}
 	}
 }
+
+func TestTextIn(t *testing.T) {
+	tests := []struct{ text, lang, want string }{
+		{"$7.49", "fr", "7,49\u00a0$"},
+		{"2 for $5.00", "fr", "2 for 5,00\u00a0$"},
+		{"$4.99/kg", "fr", "4,99\u00a0$/kg"},
+		{"$1,234.56", "fr", "1\u00a0234,56\u00a0$"},
+		{"$5", "fr", "5,00\u00a0$"},
+		{"7,49 $", "fr", "7,49 $"},
+		{"$7.49", "en", "$7.49"},
+		{"", "fr", ""},
+	}
+	for _, tc := range tests {
+		if got := TextIn(tc.text, tc.lang); got != tc.want {
+			t.Errorf("TextIn(%q, %q) = %q, want %q", tc.text, tc.lang, got, tc.want)
+		}
+	}
+}

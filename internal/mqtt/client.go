@@ -20,6 +20,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	Stopper Stopper
 	// Logger receives the client's logs, tagged component=mqtt (default slog.Default()).
 	Logger *slog.Logger
+	// Messages is the household's language: the Last run sensor's title and
+	// summary attributes (the zero value speaks English).
+	Messages messages.Catalog
 
 	// KeepAlive is the MQTT keep-alive (default 30 s).
 	KeepAlive time.Duration
@@ -171,7 +175,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		log:      o.Logger,
 		topics:   t,
 		entities: entities(o.DiscoveryPrefix, o.NodeID, o.SWVersion, t),
-		model:    newModel(t),
+		model:    newModelIn(t, o.Messages),
 		sent:     map[string]string{},
 		ready:    make(chan struct{}),
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
@@ -68,9 +69,16 @@ type model struct {
 	cartRun string
 
 	t Topics
+	// msgs is the household's language: the last run's title and summary.
+	msgs messages.Catalog
 }
 
-func newModel(t Topics) *model { return &model{status: runstatus.StateIdle, t: t} }
+func newModel(t Topics) *model { return newModelIn(t, messages.Catalog{}) }
+
+// newModelIn is a model whose last-run title and summary are in msgs' language.
+func newModelIn(t Topics, msgs messages.Catalog) *model {
+	return &model{status: runstatus.StateIdle, t: t, msgs: msgs}
+}
 
 // apply folds one event into the model.
 func (m *model) apply(e runstatus.Event) {
@@ -133,7 +141,7 @@ func (m *model) apply(e runstatus.Event) {
 		}
 		if e.Summary != nil {
 			s := *e.Summary
-			m.lastRun = lastRunPayloads(m.t, &s)
+			m.lastRun = lastRunPayloads(m.t, m.msgs, &s)
 			m.notFound = nil
 			for _, it := range s.Items {
 				if it.Outcome == report.OutcomeNotFound {
@@ -247,7 +255,7 @@ func (m *model) messages() map[string]string {
 }
 
 // lastRunPayloads renders the "Last run", "Estimated cart total" payloads of a finished run.
-func lastRunPayloads(t Topics, s *report.Summary) map[string]string {
+func lastRunPayloads(t Topics, msgs messages.Catalog, s *report.Summary) map[string]string {
 	out := make(map[string]string, 4)
 	finished := s.FinishedAt
 	if finished.IsZero() {
@@ -256,7 +264,7 @@ func lastRunPayloads(t Topics, s *report.Summary) map[string]string {
 	out[t.LastRun] = finished.UTC().Format(time.RFC3339)
 	c := s.Counts()
 	total, unknown := s.EstimatedTotal()
-	summary := s.Markdown()
+	summary := s.MarkdownIn(msgs)
 	if len(summary) > maxSummaryBytes {
 		summary = truncateBytes(summary, maxSummaryBytes) + "\n\n…(truncated)"
 	}
@@ -281,7 +289,7 @@ func lastRunPayloads(t Topics, s *report.Summary) map[string]string {
 		DurationS: s.Duration().Round(time.Second).Seconds(),
 		Total:     c.Total, Added: c.Added, NotFound: c.NotFound, Failed: c.Failed, Duplicate: c.Duplicate,
 		Cancelled: s.Cancelled, EstimatedTotal: money.Format(total), CartURL: s.CartURL,
-		Warnings: nonNil(s.Warnings), Title: s.Title(), Summary: summary,
+		Warnings: nonNil(s.Warnings), Title: s.TitleIn(msgs), Summary: summary,
 	})
 	state := decimal(total)
 	if c.Added > 0 && unknown == c.Added {

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -188,5 +189,36 @@ func BenchmarkModelEvent(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		m.apply(runstatus.Event{Kind: runstatus.KindItemStarted, Item: it, Progress: runstatus.Progress{Total: 40, Done: i % 40}})
 		_ = m.messages()
+	}
+}
+
+// With Options.Messages French, the Last run sensor's title and summary
+// attributes are French.
+func TestModelSummaryInFrench(t *testing.T) {
+	fr := messages.For("fr")
+	o, err := Options{Broker: Broker{URL: "tcp://127.0.0.1:1883"}, Messages: fr}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModelIn(tt, o.Messages) // as Connect makes it
+	m.apply(runstatus.Event{Kind: runstatus.KindRunFinished, Summary: &report.Summary{RunID: "r", FinishedAt: time.Now(),
+		Items: []report.ItemResult{{ItemName: "lait", Quantity: 1, Outcome: report.OutcomeAdded, ProductName: "Lait 2 %", Price: money.Parse("$5.49")}},
+		Usage: report.Usage{TotalTokens: 10, PromptTokens: 8, OutputTokens: 2}}})
+	var attrs struct {
+		Title   string `json:"title"`
+		Summary string `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(m.messages()[tt.LastRunAttributes]), &attrs); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"# Épicerie", "5,49\u00a0$", "environ 0,00\u00a0$"} {
+		if !strings.Contains(attrs.Summary, w) {
+			t.Errorf("summary lacks %q:\n%s", w, attrs.Summary)
+		}
+	}
+	for _, s := range []string{attrs.Title, attrs.Summary} {
+		if left := fr.Foreign(s); len(left) > 0 {
+			t.Errorf("English left in %q: %q", s, left)
+		}
 	}
 }

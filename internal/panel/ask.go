@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
+	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // Question is a question waiting in the panel: a product choice or a
@@ -42,7 +45,13 @@ var ErrNobodyWatching = errors.New("panel: no page is open")
 // open page until one answers it, or ctx ends — another channel answered
 // or the time ran out (the page then says so).
 func (p *Panel) Choose(ctx context.Context, q choice.Question) (choice.Answer, error) {
-	pq, err := p.addQuestion(Question{Kind: "choice", Item: q.ItemName, Context: q.Context, Options: q.Options})
+	// The options as the page shows them: prices in the panel's language
+	// ("7,49 $"); answers are by index, so the copy changes nothing else.
+	opts := slices.Clone(q.Options)
+	for i := range opts {
+		opts[i].Price = money.TextIn(opts[i].Price, p.opts.Messages.Lang())
+	}
+	pq, err := p.addQuestion(Question{Kind: "choice", Item: q.ItemName, Context: q.Context, Options: opts})
 	if err != nil {
 		return choice.Answer{}, err
 	}
@@ -176,6 +185,7 @@ func (p *Panel) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, m.T("panel.answer_wrong"), http.StatusBadRequest)
 		return
 	}
+	rep.choice.By = runstatus.ByFrom(r.Context()) // who answered (behind ingress)
 	select {
 	case q.answers <- rep:
 		w.WriteHeader(http.StatusNoContent)

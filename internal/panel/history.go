@@ -34,8 +34,12 @@ type History interface {
 
 // RunInfo is one past run in the list.
 type RunInfo struct {
-	ID         string       `json:"id"`
-	Source     string       `json:"source,omitempty"`
+	ID     string `json:"id"`
+	Source string `json:"source,omitempty"`
+	// StartedBy and StoppedBy are the Home Assistant users who started and
+	// stopped the run, when known.
+	StartedBy  string       `json:"started_by,omitempty"`
+	StoppedBy  string       `json:"stopped_by,omitempty"`
 	State      string       `json:"state"`
 	StartedAt  time.Time    `json:"started_at"`
 	FinishedAt *time.Time   `json:"finished_at,omitempty"`
@@ -76,6 +80,8 @@ type RunItem struct {
 	Status   string             `json:"status"`
 	Result   *report.ItemResult `json:"result,omitempty"`
 	Attempts []RunAttempt       `json:"attempts"`
+	// AnsweredBy is who answered the item's questions, when known.
+	AnsweredBy []string `json:"answered_by,omitempty"`
 }
 
 // RunAttempt is one agent run for an item.
@@ -371,6 +377,7 @@ func (p *Panel) serveCartAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Source = "panel"
+	req.By = runstatus.ByFrom(r.Context())
 	if err := req.Check(); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -525,8 +525,31 @@ func (p *Panel) guard(next http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, "requests from another origin are refused", http.StatusForbidden)
 			return
 		}
-		next(w, r)
+		next(w, r.WithContext(runstatus.WithBy(r.Context(), p.who(r))))
 	}
+}
+
+// Home Assistant's ingress proxy says who uses the page, on every request
+// (Supervisor 2023.3 and later).
+const (
+	HeaderUserID          = "X-Remote-User-Id"
+	HeaderUserName        = "X-Remote-User-Name"
+	HeaderUserDisplayName = "X-Remote-User-Display-Name"
+)
+
+// who is the Home Assistant user behind r: the display name the ingress
+// proxy sends, else the user name, else the user id; "" outside ingress
+// (where nobody vouches for the headers) or without them.
+func (p *Panel) who(r *http.Request) string {
+	if !p.opts.Ingress {
+		return ""
+	}
+	for _, h := range []string{HeaderUserDisplayName, HeaderUserName, HeaderUserID} {
+		if v := report.Clip(strings.Join(strings.Fields(r.Header.Get(h)), " "), report.MaxNameRunes); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // sameOrigin reports whether origin is the panel's own as r reached it
@@ -573,7 +596,7 @@ func (p *Panel) serveStart(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.action(func(ctx context.Context) error {
-		return p.opts.Start(ctx, runstatus.Request{Source: "panel", RetryFailed: body.RetryTagged})
+		return p.opts.Start(ctx, runstatus.Request{Source: "panel", By: runstatus.ByFrom(ctx), RetryFailed: body.RetryTagged})
 	})(w, r)
 }
 

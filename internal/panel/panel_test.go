@@ -17,7 +17,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
-	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
 // control records what the panel asked of serve.
@@ -244,24 +243,9 @@ func TestAnswersAreChecked(t *testing.T) {
 	if ok, err := p.Confirm(ctx, "x", "y"); ok || !errors.Is(err, ErrNobodyWatching) {
 		t.Fatalf("Confirm with no page open: %v, %v", ok, err)
 	}
-	// A page is open (as an event stream registers one).
-	p.mu.Lock()
-	p.clients[make(chan struct{}, 1)] = struct{}{}
-	p.mu.Unlock()
+	openPage(p)
 	got := make(chan choice.Answer, 1)
-	go func() {
-		a, _ := p.Choose(ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}, {Name: "B"}}})
-		got <- a
-	}()
-	var id string
-	testwait.Until(t, "the question", 60*time.Second, func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if len(p.questions) == 1 {
-			id = p.questions[0].ID
-		}
-		return id != ""
-	})
+	id := askInBackground(t, p, ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}, {Name: "B"}}}, got)
 	post := func(body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/api/answer", strings.NewReader(body))
 		r.Host = "localhost:8099"
@@ -308,19 +292,7 @@ func TestAnswersAreChecked(t *testing.T) {
 		{`"answer":"skip"`, choice.Answer{Kind: choice.KindSkip}},
 		{`"answer":"product","index":0,"remember":true`, choice.Answer{Kind: choice.KindProduct, Index: 0, Remember: true}},
 	} {
-		go func() {
-			a, _ := p.Choose(ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}}})
-			got <- a
-		}()
-		id = ""
-		testwait.Until(t, "the question", 60*time.Second, func() bool {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if len(p.questions) == 1 {
-				id = p.questions[0].ID
-			}
-			return id != ""
-		})
+		id = askInBackground(t, p, ctx, choice.Question{ItemName: "butter", Options: []choice.Option{{Name: "A"}}}, got)
 		if w := post(`{"id":"` + id + `",` + tc.body + `}`); w.Code != http.StatusNoContent {
 			t.Fatalf("%s: %d %q", tc.body, w.Code, w.Body.String())
 		}

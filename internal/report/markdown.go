@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -214,7 +215,7 @@ func (s Summary) MarkdownIn(m messages.Catalog) string {
 		if total == 0 {
 			total = u.PromptTokens + u.OutputTokens
 		}
-		cost := m.T("summary.cost", "cost", fmt.Sprintf("$%.2f", u.CostUSD))
+		cost := m.T("summary.cost", "cost", money.FormatIn(money.Cents(math.Round(u.CostUSD*100)), m.Lang()))
 		if u.CostUnknown {
 			cost = m.T("summary.cost_unknown")
 		}

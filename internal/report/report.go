@@ -160,6 +160,9 @@ func (s Summary) WarningsIn(m messages.Catalog) []string {
 			t = s.WarningTexts[i]
 		}
 		out[i] = m.Say(t, w)
+		if t.Key != "" { // said in m's language: its prices too ("3,99 $")
+			out[i] = money.TextIn(out[i], m.Lang())
+		}
 	}
 	return out
 }

@@ -260,6 +260,8 @@ type Request struct {
 	Quantity int        `json:"quantity,omitempty"`
 	// Source names where it came from ("panel", "phone").
 	Source string `json:"source,omitempty"`
+	// By is the Home Assistant user who asked for it ("" when not known).
+	By string `json:"by,omitempty"`
 }
 
 // Check says what is wrong with the request itself, nil when nothing.
@@ -281,12 +283,14 @@ func (r Request) Check() error {
 
 // Action is one action the household took, as journaled with the run.
 type Action struct {
-	At       time.Time  `json:"at"`
-	Kind     ActionKind `json:"action"`
-	Source   string     `json:"source,omitempty"`
-	ItemID   string     `json:"item_id"`
-	ItemName string     `json:"item_name"`
-	Product  string     `json:"product,omitempty"`
+	At     time.Time  `json:"at"`
+	Kind   ActionKind `json:"action"`
+	Source string     `json:"source,omitempty"`
+	// By is the Home Assistant user who took it ("" when not known).
+	By       string `json:"by,omitempty"`
+	ItemID   string `json:"item_id"`
+	ItemName string `json:"item_name"`
+	Product  string `json:"product,omitempty"`
 	// Before and After are the line's units before and after.
 	Before int `json:"before"`
 	After  int `json:"after"`

@@ -121,7 +121,9 @@ func (e Event) Bounded() Event {
 // button, voice) produces one.
 type Request struct {
 	// Source names the trigger for logs ("mqtt", "event", "stdin", …).
-	Source      string `json:"source"`
+	Source string `json:"source"`
+	// By is the Home Assistant user who asked (see WithBy); "" when not known.
+	By          string `json:"by,omitempty"`
 	RetryTagged bool   `json:"retry_tagged,omitempty"` // also shop items tagged #404/#failed
 	// RetryFailed shops only the items an earlier run tagged #404/#failed
 	// (the Retry failed buttons).

@@ -142,7 +142,12 @@ func (g *Gate) call(ctx context.Context, req runstatus.Request) (s report.Summar
 // writes its journal and summary and returns), without closing the gate.
 // It returns the stopped run's request, or ErrNoRun. It does not wait for
 // the run to end (Wait does).
-func (g *Gate) Stop(source string) (runstatus.Request, error) {
+func (g *Gate) Stop(source string) (runstatus.Request, error) { return g.StopBy(source, "") }
+
+// StopBy is Stop by a known person (a Home Assistant user's name): the run's
+// context is cancelled with a runstatus.StopCause naming them (errors.Is
+// ErrStopped), which the run's journal records.
+func (g *Gate) StopBy(source, by string) (runstatus.Request, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	a := g.active
@@ -152,7 +157,7 @@ func (g *Gate) Stop(source string) (runstatus.Request, error) {
 	if a.stoppedBy == "" {
 		a.stoppedBy = source
 	}
-	a.cancel(ErrStopped)
+	a.cancel(&runstatus.StopCause{Err: ErrStopped, Source: source, By: by})
 	return a.req, nil
 }
 

@@ -157,12 +157,13 @@ func (s *Server) Stop(ctx context.Context, source string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req, err := s.gate.Stop(source)
+	by := runstatus.ByFrom(ctx)
+	req, err := s.gate.StopBy(source, by)
 	if err != nil {
 		s.log.Info("stop requested, but no run is in progress: nothing to stop", "source", source)
 		return err
 	}
-	s.log.Warn("stopping the run in progress on request", "source", source, "run_source", req.Source)
+	s.log.Warn("stopping the run in progress on request", "source", source, "by", by, "run_source", req.Source)
 	return nil
 }
 

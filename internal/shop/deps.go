@@ -170,6 +170,9 @@ type Config struct {
 	TraceKeepRuns int
 	// Source names the trigger ("terminal", "mqtt"…).
 	Source string
+	// StartedBy is the Home Assistant user who started the run ("" when not
+	// known); the journal keeps it.
+	StartedBy string
 	// RunID names the run; empty means a time-based id.
 	RunID  string
 	Logger *slog.Logger

@@ -505,6 +505,21 @@ func (it *itemRun) interrupted() {
 	})
 }
 
+// answeredBy journals who answered the item's question, when known.
+func (it *itemRun) answeredBy(by string) {
+	if by == "" || it.r.journal == nil {
+		return
+	}
+	ids := it.ids()
+	it.r.journal.Update(func(rec *JournalRecord) {
+		for _, id := range ids {
+			if ji := rec.item(id); ji != nil {
+				ji.AnsweredBy = append(ji.AnsweredBy, by)
+			}
+		}
+	})
+}
+
 // setChosenBy notes how the household chose the item's product.
 func (it *itemRun) setChosenBy(how string) {
 	it.mu.Lock()

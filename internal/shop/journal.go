@@ -65,6 +65,9 @@ type JournalItem struct {
 	StartedAt   *time.Time         `json:"started_at,omitempty"`
 	FinishedAt  *time.Time         `json:"finished_at,omitempty"`
 	Result      *report.ItemResult `json:"result,omitempty"`
+	// AnsweredBy is who answered the item's questions (a Home Assistant
+	// user's name, when known), in order.
+	AnsweredBy []string `json:"answered_by,omitempty"`
 	// ListUpdated is true once the list says what Result says (or the item
 	// needs no update, or was deleted). A done item without it is updated
 	// again by the next run (the run was killed between the two).
@@ -76,8 +79,12 @@ type JournalRecord struct {
 	RunID string `json:"run_id"`
 	// PID is the process that ran it: a journal without finished_at whose
 	// process is alive belongs to a run still going, not a killed one.
-	PID         int             `json:"pid,omitempty"`
-	Source      string          `json:"source,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	Source string `json:"source,omitempty"`
+	// StartedBy and StoppedBy are the Home Assistant users who started and
+	// stopped the run, when known (the panel behind ingress).
+	StartedBy   string          `json:"started_by,omitempty"`
+	StoppedBy   string          `json:"stopped_by,omitempty"`
 	Store       string          `json:"store"`
 	Model       string          `json:"model"`
 	Concurrency int             `json:"concurrency"`

@@ -211,7 +211,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	r.mu.Unlock()
 
 	rec := JournalRecord{
-		RunID: r.id, PID: os.Getpid(), Source: r.cfg.Source, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
+		RunID: r.id, PID: os.Getpid(), Source: r.cfg.Source, StartedBy: r.cfg.StartedBy, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
 		Concurrency: r.cfg.Concurrency, StartedAt: r.started, State: runstatus.StateInitializing,
 		Items: []JournalItem{},
 	}
@@ -763,6 +763,12 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 	fctx, cancel := r.finalCtx(ctx)
 	defer cancel()
 	finished := r.now()
+
+	// Who stopped it, when a person did (runstatus.StopCause).
+	var stop *runstatus.StopCause
+	if state == runstatus.StateCancelled && r.journal != nil && errors.As(context.Cause(ctx), &stop) && stop.By != "" {
+		r.journal.Update(func(rec *JournalRecord) { rec.StoppedBy = stop.By })
+	}
 
 	// Items that never finished: the list is left alone for them, and the
 	// summary says they were not shopped.

@@ -384,15 +384,7 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 	cfg.Bus = &runstatus.Bus{}
 	events := collect(cfg.Bus)
 	ctx, cancel := context.WithCancel(context.Background())
-	type out struct {
-		res Result
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		res, err := Run(ctx, cfg)
-		done <- out{res, err}
-	}()
+	done := runInBackground(ctx, cfg)
 	for range 2 {
 		select {
 		case <-started:
@@ -401,7 +393,7 @@ func TestCancelLeavesNoFalseCompleted(t *testing.T) {
 		}
 	}
 	cancel()
-	var o out
+	var o runOutcome
 	select {
 	case o = <-done:
 	case <-time.After(90 * time.Second): // bounds a hang only

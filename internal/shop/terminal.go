@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
@@ -23,6 +25,8 @@ type Terminal struct {
 	w   io.Writer
 	tty bool
 
+	m messages.Catalog // the household's language (English by default)
+
 	mu      sync.Mutex
 	barUp   bool
 	last    runstatus.Event
@@ -31,6 +35,12 @@ type Terminal struct {
 
 // NewTerminal prints to w; tty enables the progress bar and in-place redraws.
 func NewTerminal(w io.Writer, tty bool) *Terminal { return &Terminal{w: w, tty: tty} }
+
+// In makes t speak m's language (the `language` option); it returns t.
+func (t *Terminal) In(m messages.Catalog) *Terminal {
+	t.m = m
+	return t
+}
 
 // IsTTY reports whether f is a terminal (a character device).
 func IsTTY(f *os.File) bool {
@@ -70,33 +80,33 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 	switch ev.Kind {
 	case runstatus.KindRunStarted:
 		t.started = ev.Time
-		t.line(fmt.Sprintf("Shopping %d item(s)…", ev.Progress.Total))
+		t.line(t.m.T("terminal.shopping", "n", ev.Progress.Total))
 	case runstatus.KindStateChanged:
 		switch ev.State {
 		case runstatus.StateAuthenticating:
-			t.line("Checking the store session…")
+			t.line(t.m.T("terminal.checking_session"))
 		case runstatus.StateReviewing:
-			t.line("Reviewing the cart…")
+			t.line(t.m.T("terminal.reviewing"))
 		case runstatus.StateFailed:
-			t.line("The run failed: " + ev.Message)
+			t.line(t.m.T("terminal.run_failed", "message", ev.Message))
 		case runstatus.StateCancelled:
-			t.line("The run was stopped.")
+			t.line(t.m.T("terminal.run_stopped"))
 		}
 	case runstatus.KindItemStarted:
 		if ev.Item != nil {
-			t.line(itemLine("…", ev.Item.ItemName, "started"))
+			t.line(itemLine("…", ev.Item.ItemName, t.m.T("terminal.started")))
 		}
 	case runstatus.KindWaitingForUser:
 		if ev.Item != nil {
-			t.line(itemLine("?", ev.Item.ItemName, "waiting for your answer: "+oneLine(ev.Message)))
+			t.line(itemLine("?", ev.Item.ItemName, t.m.T("terminal.waiting", "question", oneLine(ev.Message))))
 		}
 	case runstatus.KindUserAnswered:
 		if ev.Item != nil {
-			t.line(itemLine("?", ev.Item.ItemName, "answered: "+oneLine(ev.Message)))
+			t.line(itemLine("?", ev.Item.ItemName, t.m.T("terminal.answered", "answer", oneLine(ev.Message))))
 		}
 	case runstatus.KindItemFinished:
 		if ev.Item != nil {
-			t.line(finishedLine(*ev.Item))
+			t.line(finishedLine(t.m, *ev.Item))
 		}
 	case runstatus.KindRunFinished:
 		t.clearBarLocked()
@@ -104,9 +114,9 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 		switch ev.State {
 		case runstatus.StateFailed: // said by the state change
 		case runstatus.StateCancelled:
-			t.line(fmt.Sprintf("Stopped after %d of %d: %d added, %d not found, %d failed.", p.Done, p.Total, p.Added, p.NotFound, p.Failed))
+			t.line(t.m.T("terminal.stopped_after", "done", p.Done, "total", p.Total, "added", p.Added, "not_found", p.NotFound, "failed", p.Failed))
 		default:
-			t.line(fmt.Sprintf("Done: %d added, %d not found, %d failed of %d.", p.Added, p.NotFound, p.Failed, p.Total))
+			t.line(t.m.T("terminal.done", "added", p.Added, "not_found", p.NotFound, "failed", p.Failed, "total", p.Total))
 		}
 		return
 	}
@@ -150,7 +160,7 @@ func itemLine(mark, name, rest string) string {
 	return fmt.Sprintf("  %s %s %s", mark, pad(name, nameWidth), rest)
 }
 
-func finishedLine(it report.ItemResult) string {
+func finishedLine(m messages.Catalog, it report.ItemResult) string {
 	var parts []string
 	var mark string
 	switch it.Outcome {
@@ -162,34 +172,34 @@ func finishedLine(it report.ItemResult) string {
 		}
 		parts = append(parts, s)
 		if it.Price.Text != "" {
-			parts = append(parts, it.Price.Text)
+			parts = append(parts, money.TextIn(it.Price.Text, m.Lang()))
 		}
 	case report.OutcomeNotFound:
 		mark = "✗"
-		parts = append(parts, "not found: "+oneLine(it.Explanation))
+		parts = append(parts, m.T("terminal.not_found", "why", oneLine(it.Explanation)))
 	case report.OutcomeFailed:
 		mark = "!"
-		parts = append(parts, "failed: "+oneLine(it.Explanation))
+		parts = append(parts, m.T("terminal.failed", "why", oneLine(it.Explanation)))
 	case report.OutcomeDuplicate:
 		mark = "="
 		parts = append(parts, oneLine(it.Explanation))
 	case report.OutcomeSkipped:
 		mark = "-"
-		parts = append(parts, "skipped: "+oneLine(it.Explanation))
+		parts = append(parts, m.T("terminal.skipped", "why", oneLine(it.Explanation)))
 	default:
 		// Not shopped (the run stopped or never started): no tick for an
 		// item nothing was done for.
 		mark = "·"
-		parts = append(parts, "not shopped")
+		parts = append(parts, m.T("terminal.not_shopped"))
 		if it.Explanation != "" {
 			parts = append(parts, oneLine(it.Explanation))
 		}
 	}
 	if it.Turns > 0 {
-		parts = append(parts, fmt.Sprintf("%d turns", it.Turns))
+		parts = append(parts, m.T("terminal.turns", "n", it.Turns))
 	}
 	if it.Attempts > 1 {
-		parts = append(parts, fmt.Sprintf("%d attempts", it.Attempts))
+		parts = append(parts, m.T("terminal.attempts", "n", it.Attempts))
 	}
 	if it.Duration > 0 {
 		parts = append(parts, it.Duration.Round(100*time.Millisecond).String())
@@ -213,16 +223,22 @@ func oneLine(s string) string {
 	return s
 }
 
-// PrintResult prints the run's summary (markdown) and the cart review.
-func PrintResult(w io.Writer, res Result) {
+// PrintResult prints the run's summary (markdown) and the cart review in
+// English.
+func PrintResult(w io.Writer, res Result) { PrintResultIn(w, res, messages.Catalog{}) }
+
+// PrintResultIn prints the run's summary (markdown) and the cart review in
+// m's language.
+func PrintResultIn(w io.Writer, res Result, m messages.Catalog) {
 	fmt.Fprintln(w)
-	fmt.Fprint(w, res.Summary.Markdown())
+	fmt.Fprint(w, res.Summary.MarkdownIn(m))
 	if res.Review != nil {
 		fmt.Fprintln(w)
-		fmt.Fprint(w, res.Review.Text())
+		fmt.Fprint(w, res.Review.TextIn(m))
 	}
 	if res.JournalPath != "" {
-		fmt.Fprintf(w, "\nJournal: %s\n", res.JournalPath)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, m.T("terminal.journal", "path", res.JournalPath))
 	}
 }
 
@@ -238,45 +254,52 @@ func PrintJSON(w io.Writer, res Result) error {
 	return enc.Encode(res)
 }
 
-// Text renders the review for a terminal.
-func (r Review) Text() string {
+// Text renders the review for a terminal, in English.
+func (r Review) Text() string { return r.TextIn(messages.Catalog{}) }
+
+// TextIn renders the review for a terminal in m's language.
+func (r Review) TextIn(m messages.Catalog) string {
 	var b strings.Builder
-	b.WriteString("Cart review\n")
+	b.WriteString(m.T("terminal.review") + "\n")
 	if r.Before != nil && r.After != nil {
-		fmt.Fprintf(&b, "  The cart held %d unit(s) before the run and %d after.\n", r.Before.Units(), r.After.Units())
+		b.WriteString("  " + m.T("terminal.review_units", "before", r.Before.Units(), "after", r.After.Units()) + "\n")
 	}
 	if len(r.Changes) > 0 {
-		b.WriteString("  Changes:\n")
+		b.WriteString("  " + m.T("terminal.review_changes") + "\n")
 		for _, c := range r.Changes {
 			note := ""
 			if len(c.Items) > 0 {
-				note = " (for " + strings.Join(c.Items, ", ") + ")"
+				note = " (" + m.T("terminal.review_for", "items", strings.Join(c.Items, ", ")) + ")"
 			}
 			price := ""
 			if c.Price.Text != "" {
-				price = " at " + c.Price.Text
+				price = " " + m.T("terminal.review_at", "price", money.TextIn(c.Price.Text, m.Lang()))
 			}
-			fmt.Fprintf(&b, "    %s%s: %d → %d%s\n", c.Name, price, c.Before, c.After, note)
+			b.WriteString("    " + m.T("terminal.review_change", "name", c.Name, "price", price, "before", c.Before, "after", c.After, "note", note) + "\n")
 		}
 	} else if r.After != nil {
-		b.WriteString("  No cart line changed.\n")
+		b.WriteString("  " + m.T("terminal.review_no_change") + "\n")
 	}
 	if len(r.Warnings) > 0 {
-		b.WriteString("  Warnings:\n")
+		b.WriteString("  " + m.T("terminal.review_warnings") + "\n")
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "    ⚠ %s\n", w.Message)
+			msg := m.Say(w.Text, w.Message)
+			if w.Key != "" { // said in m's language: its prices too
+				msg = money.TextIn(msg, m.Lang())
+			}
+			fmt.Fprintf(&b, "    ⚠ %s\n", msg)
 		}
 	} else {
-		b.WriteString("  No warnings.\n")
+		b.WriteString("  " + m.T("terminal.review_no_warnings") + "\n")
 	}
 	if len(r.UnappliedUpdates) > 0 {
-		b.WriteString("  List updates that could not be applied:\n")
+		b.WriteString("  " + m.T("terminal.review_unapplied") + "\n")
 		for _, u := range r.UnappliedUpdates {
 			fmt.Fprintf(&b, "    ⚠ %s (%s): %s\n", u.ItemName, u.Update, oneLine(u.Reason))
 		}
 	}
 	if r.CartURL != "" {
-		fmt.Fprintf(&b, "  Check the cart and check out yourself: %s\n", r.CartURL)
+		b.WriteString("  " + m.T("terminal.review_check_out", "url", r.CartURL) + "\n")
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -125,9 +126,48 @@ func TestFinishedLineOfAnItemNotShopped(t *testing.T) {
 		{report.ItemResult{ItemName: "eggs", Outcome: report.OutcomeNotShopped, Explanation: "the run was stopped"}, "not shopped · the run was stopped"},
 		{report.ItemResult{ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Natrel 2% 2 L"}, "  ✓ milk"},
 	} {
-		got := finishedLine(c.it)
+		got := finishedLine(messages.Catalog{}, c.it)
 		if !strings.Contains(got, c.want) || (c.it.Outcome != report.OutcomeAdded && strings.Contains(got, "✓")) {
 			t.Errorf("finishedLine(%s %s) = %q, want it to contain %q", c.it.ItemName, c.it.Outcome, got, c.want)
+		}
+	}
+}
+
+// With language fr the terminal speaks French: its lines, prices, the
+// summary and the cart review (nothing English a person reads is left).
+func TestTerminalInFrench(t *testing.T) {
+	fr := messages.For("fr")
+	var b bytes.Buffer
+	term := NewTerminal(&b, false).In(fr)
+	for _, e := range terminalEvents() {
+		term.Handle(e)
+	}
+	rev := Compare(Cart{}, Cart{Lines: []CartLine{{ProductID: "milk-2", Name: "Natrel 2% 2 L", Quantity: 1, Price: money.Parse("$5.49")}}},
+		[]report.ItemResult{
+			{ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Natrel 2% 2 L", URL: "https://x/p/milk-2", Price: money.Parse("$5.49"), Quantity: 1},
+			{ItemName: "bread", Outcome: report.OutcomeAdded, ProductName: "Bread", Price: money.Parse("$3.99"), Quantity: 1},
+		})
+	rev.CartURL = "https://x/cart"
+	res := Result{Summary: report.Summary{RunID: "r1", Items: []report.ItemResult{{ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Natrel 2% 2 L", Price: money.Parse("$5.49"), Quantity: 1}},
+		Usage: report.Usage{TotalTokens: 1000, PromptTokens: 900, OutputTokens: 100}},
+		Review: &rev, JournalPath: "/data/runs/r1.json", State: runstatus.StateReviewReady}
+	PrintResultIn(&b, res, fr)
+	out := b.String()
+	for _, w := range []string{
+		"Courses : 3 article(s)…", "commencé", "attend votre réponse : Which milk?",
+		"Natrel 2% 2 L · 5,49\u00a0$ · 4 tours", "introuvable : Not sold here.", "échec : model_error: 500", "2 essais",
+		"Terminé : 1 ajouté(s), 1 introuvable(s), 1 en échec sur 3.",
+		"Vérification du panier", "Natrel 2% 2 L à 5,49\u00a0$ : 0 → 1 (pour milk)", "Avertissements :",
+		"Vérifiez le panier et passez la commande vous-même : https://x/cart", "Journal : /data/runs/r1.json",
+		"environ 0,00\u00a0$",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	for _, en := range []string{"Shopping", "started", "turns", "not found", "Done:", "Cart review", " at ", "Warnings", "Check the cart", "$5.49", "$0.00"} {
+		if strings.Contains(out, en) {
+			t.Errorf("French output holds English %q:\n%s", en, out)
 		}
 	}
 }

@@ -301,6 +301,7 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 		}
 		return agent.ToolOutput{Response: map[string]any{"answer": "nobody could be asked; the item is closed"}, End: true, Payload: e}, nil
 	}
+	it.answeredBy(ans.By)
 	switch ans.Kind {
 	case choice.KindProduct:
 		if ans.Index < 0 || ans.Index >= len(q.Options) {

@@ -23,6 +23,7 @@ import (
 	"github.com/gofrs/flock"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 )
 
@@ -114,6 +115,7 @@ type YAMLFile struct {
 	log         *slog.Logger
 	newID       func() string
 	lockPoll    time.Duration
+	msgs        messages.Catalog // the summary file's language
 
 	fl  *flock.Flock
 	sem chan struct{} // serialises this process's users of fl
@@ -153,6 +155,10 @@ func WithIDGenerator(gen func() string) YAMLOption {
 		}
 	}
 }
+
+// WithMessages sets the language the summary file is written in (default
+// English).
+func WithMessages(m messages.Catalog) YAMLOption { return func(f *YAMLFile) { f.msgs = m } }
 
 // ReadOnly opens the list without ever writing it or its lock file: Items
 // gives missing ids in memory only and the mark methods return ErrReadOnly.
@@ -308,7 +314,7 @@ func (f *YAMLFile) SendSummary(ctx context.Context, s report.Summary) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("write summary %s: %w", f.summaryPath, err)
 	}
-	if err := atomicfile.Write(f.summaryPath, []byte(s.Markdown()), 0o644); err != nil {
+	if err := atomicfile.Write(f.summaryPath, []byte(s.MarkdownIn(f.msgs)), 0o644); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	f.log.Info("summary written", "path", f.summaryPath)

@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 )
@@ -753,5 +754,36 @@ func BenchmarkYAMLMarkWrites(b *testing.B) {
 		if err := f.MarkNotFound(ctx, fmt.Sprintf("i%d", i%30), strconv.Itoa(i)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// With the household's language French, the summary file is French.
+func TestYAMLSendSummaryInFrench(t *testing.T) {
+	ctx := testCtx(t)
+	path := writeList(t, "items: []\n")
+	fr := messages.For("fr")
+	f, err := OpenYAML(path, WithMessages(fr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := report.Summary{Items: []report.ItemResult{{ItemName: "lait", Outcome: report.OutcomeAdded, Quantity: 1, Price: money.Parse("$1.00")}},
+		Usage: report.Usage{TotalTokens: 10, PromptTokens: 8, OutputTokens: 2}}
+	if err := f.SendSummary(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(f.SummaryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != s.MarkdownIn(fr) {
+		t.Errorf("summary file = %q, want the French markdown", b)
+	}
+	for _, w := range []string{"# Épicerie", "1,00\u00a0$", "environ 0,00\u00a0$"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("summary file lacks %q:\n%s", w, b)
+		}
+	}
+	if left := fr.Foreign(string(b)); len(left) > 0 {
+		t.Errorf("English left in the summary file: %q", left)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 )
 
 // Limits that keep a question inside one Telegram message (4096 characters)
@@ -235,7 +236,7 @@ func optionLabel(m messages.Catalog, o choice.Option, limit int) string {
 	if name == "" {
 		name = m.T("question.unnamed")
 	}
-	if p := oneLine(o.Price, 30); p != "" {
+	if p := oneLine(money.TextIn(o.Price, m.Lang()), 30); p != "" {
 		return fmt.Sprintf("%s (%s)", name, p)
 	}
 	return name

@@ -41,6 +41,20 @@ func (n PhoneNotification) Actions() []map[string]any {
 type mobileApp struct {
 	received []PhoneNotification
 	shown    map[string]PhoneNotification
+	// userID is the phone's owner: the mobile_app integration fires the
+	// companion app's events with a context naming them.
+	userID string
+}
+
+// SetMobileAppUser says whose phone service is (a Home Assistant user id):
+// its notification actions are fired with that user in their context, as
+// the mobile_app integration does (registration_context).
+func (s *Server) SetMobileAppUser(service, userID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if app := s.mobileApps[trimNotify(service)]; app != nil {
+		app.userID = userID
+	}
 }
 
 // AddMobileApp registers a phone's notify service ("mobile_app_pixel_8",
@@ -117,7 +131,7 @@ func (s *Server) PressNotificationAction(service, action, replyText string) erro
 				data["reply_text"] = replyText
 			}
 			delete(app.shown, tag)
-			s.fireOriginLocked(EventNotificationAction, data, "REMOTE", nil, nil)
+			s.fireAsLocked(EventNotificationAction, data, "REMOTE", app.userID, nil, nil)
 			return nil
 		}
 	}

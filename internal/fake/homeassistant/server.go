@@ -1329,11 +1329,20 @@ func (s *Server) fireLocked(eventType string, data map[string]any, self *conn, o
 // fireOriginLocked is fireLocked with the event's origin ("REMOTE" for the
 // events the companion app fires through the mobile_app webhook).
 func (s *Server) fireOriginLocked(eventType string, data map[string]any, origin string, self *conn, own *[]any) map[string]any {
+	return s.fireAsLocked(eventType, data, origin, "", self, own)
+}
+
+// fireAsLocked is fireOriginLocked with a user in the event's context ("":
+// none, as for events Home Assistant fires itself).
+func (s *Server) fireAsLocked(eventType string, data map[string]any, origin, userID string, self *conn, own *[]any) map[string]any {
 	if data == nil {
 		data = map[string]any{}
 	}
 	s.events = append(s.events, FiredEvent{Type: eventType, Data: data})
 	ctx := newContext()
+	if userID != "" {
+		ctx["user_id"] = userID
+	}
 	ev := map[string]any{
 		"event_type": eventType,
 		"data":       data,

@@ -334,7 +334,7 @@ function renderPack(pk, canAct, after) {
   box.append(list);
   if ((pk.actions || []).length) {
     box.append(el('h3', { textContent: t('actions_title') }), el('ul', { className: 'actions-done' }, ...pk.actions.map((a) => {
-      const li = el('li', { textContent: `${fmtTime(a.at)} · ${actionText(a)}` });
+      const li = el('li', { textContent: [fmtTime(a.at), actionText(a), a.by ? t('by', { who: a.by }) : ''].filter(Boolean).join(' · ') });
       li.dataset.action = a.action;
       if (a.error) li.className = 'bad';
       return li;
@@ -615,6 +615,8 @@ async function loadRun(id) {
   }
   $('run-detail-title').textContent = t('run_of', { when: fmtTime(d.started_at) });
   const body = [el('p', {}, chip(t(`state_${d.state}`), stateKinds[d.state]), ' ', countsText(d))];
+  const who = [d.started_by ? t('started_by', { who: d.started_by }) : '', d.stopped_by ? t('stopped_by', { who: d.stopped_by }) : ''].filter(Boolean).join(' · ');
+  if (who) body.push(el('p', { className: 'detail who', textContent: who }));
   if (d.error) body.push(el('p', { className: 'bad', textContent: t('run_failed') }));
   body.push(el('h3', { textContent: t('cart_review') }));
   body.push(el('ul', {}, ...(d.changes.length ? d.changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: t('no_change') })])));
@@ -628,6 +630,7 @@ async function loadRun(id) {
     const li = el('li', {}, el('div', { className: 'name', textContent: itemLabel(it.name, it.quantity) }),
       el('div', { className: 'detail', textContent: [outcomeWord(r.outcome || 'in_progress'), r.product_name, r.price && r.price.Text, clean(r.explanation)].filter(Boolean).join(' · ') }));
     li.dataset.item = it.name;
+    if ((it.answered_by || []).length) li.append(el('div', { className: 'detail who', textContent: t('answered_by', { who: it.answered_by.join(', ') }) }));
     const more = [];
     it.attempts.forEach((a, i) => {
       const line = el('div', { className: 'detail', textContent: `${t('attempt', { n: i + 1, query: a.query })} · ${fmtSeconds(a.duration_ms)} ` });
