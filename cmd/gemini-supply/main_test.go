@@ -237,3 +237,30 @@ func withEnv(env map[string]string, k, v string) map[string]string {
 	}
 	return out
 }
+
+// TestRunThatCannotStartLeavesNothing: a shop run whose browser does not
+// start prints the error, not a summary of "not shopped" items with a cart
+// link, and leaves no summary file beside the list and no journal.
+func TestRunThatCannotStartLeavesNothing(t *testing.T) {
+	list := writeTestList(t)
+	data := filepath.Join(t.TempDir(), "data")
+	isolateConfig(t, map[string]string{"GEMINI_SUPPLY_BROWSER_EXECUTABLE": "/nonexistent/chromium", "PLAYWRIGHT_DRIVER_PATH": t.TempDir()})
+	code, out, errs := runInProcess(t, "shop", "--store", "demo", "--model", "scripted", "--shopping-list", list, "--data-dir", data)
+	if code != 1 || !strings.Contains(errs, "start the browser") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+	for _, w := range []string{"not shopped", "Not shopped", "Review and check out", "Journal", "Done:"} {
+		if strings.Contains(out, w) {
+			t.Errorf("stdout says %q for a run that never started:\n%s", w, out)
+		}
+	}
+	if runs, _ := os.ReadDir(filepath.Join(data, "runs")); len(runs) != 0 {
+		t.Errorf("a journal was left: %v", runs)
+	}
+	files, _ := os.ReadDir(filepath.Dir(list))
+	for _, f := range files {
+		if n := f.Name(); n != "list.yaml" && n != "list.yaml.lock" {
+			t.Errorf("beside the list: %s; want no summary file", n)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 			fmt.Fprintf(s.err, "gemini-supply %s: write the result: %v\n", cmd, werr)
 			return 1, res
 		}
-	} else if res.Summary.RunID != "" { // the run began: it has a summary
+	} else if res.Summary.RunID != "" && !res.NotStarted { // the run began: it has a summary
 		shop.PrintResult(s.out, res)
 	}
 	if err != nil {

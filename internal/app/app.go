@@ -234,7 +234,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		OnlyTagged:           req.RetryFailed,
 		Items:                req.Items,
 		WrongProducts:        wrongProducts(req.WrongProducts),
-		PostalCode:           r.cfg.PostalCode,
+		PostalCode:           postalCode(r.cfg.PostalCode, env.profile),
 		Resolver:             r.deps.Resolver,
 		Preferences:          r.preferences(),
 		Memory:               r.productMemory(),
@@ -403,7 +403,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 	case r.cfg.GeminiModel == config.ScriptedModel:
 		so := r.deps.Scripted
 		script := scripted.New(scripted.Options{
-			PostalCode:        r.cfg.PostalCode,
+			PostalCode:        postalCode(r.cfg.PostalCode, profile),
 			BaseURL:           strings.TrimSuffix(env.demo.BaseURL(), "/"),
 			SearchURLTemplate: profile.SearchURLTemplate,
 			Misbehave:         so.Misbehave,
@@ -552,6 +552,16 @@ func (r *Runner) productMemory() shop.ProductMemory {
 		return m
 	}
 	return nil
+}
+
+// postalCode is the postal code the agent and a replay give the store's
+// delivery dialog: the configured one, else the profile's default (the
+// demo store's; none for metro, whose dialog the agent answers).
+func postalCode(configured string, p store.Profile) string {
+	if c := strings.TrimSpace(configured); c != "" {
+		return c
+	}
+	return p.DefaultPostalCode
 }
 
 // storeInfo describes a profile to the run.

@@ -40,9 +40,6 @@ func DemoConfig(cfg config.Config, dir string) (config.Config, error) {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = DefaultDemoConcurrency
 	}
-	if cfg.PostalCode == "" {
-		cfg.PostalCode = "H2X 1Y4" // the demo store's delivery dialog
-	}
 	return cfg, nil
 }
 

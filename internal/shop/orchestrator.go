@@ -38,6 +38,11 @@ type Result struct {
 	SkippedTagged int `json:"skipped_tagged"`
 	Logins        int `json:"logins"`
 	Relaunches    int `json:"browser_relaunches"`
+	// NotStarted: the run could not begin shopping (the list could not be
+	// read, the browser did not start). Nothing was shopped and
+	// nothing is left behind: no summary for the list, no journal; the
+	// error says why.
+	NotStarted bool `json:"not_started,omitempty"`
 }
 
 // ErrCancelled is returned (wrapped) by Run when its context was cancelled.
@@ -83,12 +88,14 @@ type run struct {
 	host     Host
 	started  time.Time
 
-	mu       sync.Mutex
-	state    runstatus.State
-	progress runstatus.Progress
-	results  map[string]report.ItemResult
-	usage    report.Usage
-	warnings []messages.Text // for the summary: catalogue texts, said in the reader's language
+	mu sync.Mutex
+	// unstarted: the run could not begin shopping (notStarted).
+	unstarted bool
+	state     runstatus.State
+	progress  runstatus.Progress
+	results   map[string]report.ItemResult
+	usage     report.Usage
+	warnings  []messages.Text // for the summary: catalogue texts, said in the reader's language
 	// unapplied are the list updates that could not be applied.
 	unapplied []report.UnappliedUpdate
 	// pending are the list updates a provider queued (ErrUpdatePending),
@@ -196,13 +203,13 @@ func (r *run) run(ctx context.Context) (Result, error) {
 
 	items, err := r.cfg.Provider.Items(ctx)
 	if err != nil {
-		return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
+		return r.notStarted(ctx, fmt.Errorf("read the shopping list: %w", err))
 	}
 	// A previous run killed mid-way: finish its list updates first.
 	suspects, olds, changed := r.resume(ctx, items)
 	if changed {
 		if items, err = r.cfg.Provider.Items(ctx); err != nil {
-			return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
+			return r.notStarted(ctx, fmt.Errorf("read the shopping list: %w", err))
 		}
 	}
 	pl := planItems(items, r.cfg.RetryTagged, r.cfg.OnlyTagged, r.cfg.Items)
@@ -268,7 +275,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		if ctx.Err() != nil {
 			return r.finish(ctx, pl, nil, res, true)
 		}
-		return r.fail(ctx, &pl, fmt.Errorf("start the browser: %w", err))
+		return r.notStarted(ctx, fmt.Errorf("start the browser: %w", err))
 	}
 	r.host = host
 	defer func() {
@@ -751,6 +758,21 @@ func (r *run) fail(ctx context.Context, pl *plan, cause error) (Result, error) {
 	return res, cause
 }
 
+// notStarted ends a run that could not begin shopping once its journal
+// was written: nothing was shopped, so its journal is removed, no item is
+// reported "not shopped" and the list gets no summary (the notifiers still
+// hear that the run failed).
+func (r *run) notStarted(ctx context.Context, cause error) (Result, error) {
+	if r.journal != nil {
+		r.journal.Discard()
+		r.journal = nil
+	}
+	r.mu.Lock()
+	r.unstarted = true
+	r.mu.Unlock()
+	return r.fail(ctx, nil, cause)
+}
+
 // finish ends a run that shopped (or was cancelled while shopping).
 func (r *run) finish(ctx context.Context, pl plan, rev *Review, res Result, cancelled bool) (Result, error) {
 	if cancelled {
@@ -838,6 +860,9 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		res.Error = cause.Error()
 	}
 	res.Logins = r.loginCount()
+	r.mu.Lock()
+	res.NotStarted = r.unstarted
+	r.mu.Unlock()
 	if r.host != nil {
 		res.Relaunches = r.host.Relaunches()
 	}
@@ -878,7 +903,12 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 // sendSummary gives the summary to the provider and every notifier; a
 // failure is logged, never fatal.
 func (r *run) sendSummary(ctx context.Context, sum report.Summary) {
-	if err := r.cfg.Provider.SendSummary(ctx, sum); err != nil {
+	r.mu.Lock()
+	unstarted := r.unstarted
+	r.mu.Unlock()
+	if unstarted {
+		// Nothing was shopped: the list gets no summary (no file).
+	} else if err := r.cfg.Provider.SendSummary(ctx, sum); err != nil {
 		r.log.Warn("the list provider could not take the summary", "err", err)
 	}
 	for _, n := range r.cfg.Notifiers {
