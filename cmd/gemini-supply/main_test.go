@@ -264,3 +264,50 @@ func TestRunThatCannotStartLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunShowsWhatIsSkipped: the dry run (text and --json) reports the
+// empty, tag-only and over-long entries as skipped, as the panel's preview
+// and the run do; a list with nothing left says why, in the dry run and in
+// the run itself.
+func TestDryRunShowsWhatIsSkipped(t *testing.T) {
+	isolateConfig(t, map[string]string{})
+	dir := t.TempDir()
+	list := filepath.Join(dir, "list.yaml")
+	long := strings.Repeat("x", 250)
+	if err := os.WriteFile(list, []byte("items:\n  - milk\n  - \"\"\n  - name:\n  - \"#404\"\n  - bread\n  - "+long+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runInProcess(t, "shop", "--dry-run", "--shopping-list", list)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Count(out, "only tags or empty") != 3 || !strings.Contains(out, "#404 — ") || !strings.Contains(out, "250 characters") || !strings.Contains(out, "Would shop 2 items") {
+		t.Errorf("the dry run does not show the skipped entries:\n%s", out)
+	}
+	code, out, errs = runInProcess(t, "shop", "--dry-run", "--json", "--shopping-list", list)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var plan struct {
+		ToShop  []json.RawMessage `json:"to_shop"`
+		Unnamed []json.RawMessage `json:"skipped_unnamed"`
+		TooLong []json.RawMessage `json:"skipped_too_long"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan.ToShop) != 2 || len(plan.Unnamed) != 3 || len(plan.TooLong) != 1 {
+		t.Errorf("--json plan: %v\n%s", err, out)
+	}
+
+	done := filepath.Join(dir, "done.yaml")
+	if err := os.WriteFile(done, []byte("items:\n  - {id: a, name: milk, status: completed}\n  - {id: b, name: saffron, tags: [\"#404\"]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runInProcess(t, "shop", "--dry-run", "--shopping-list", done)
+	want := "Nothing to shop: the list has no open item to shop (1 completed; 1 tagged #404 or #failed by an earlier run (--retry-tagged shops it again))."
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("dry run of a done list:\n%s\nwant %q", out, want)
+	}
+	code, out, errs = runInProcess(t, "shop", "--store", "demo", "--model", "scripted", "--shopping-list", done, "--data-dir", filepath.Join(dir, "data"))
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("the run of a done list (exit %d):\n%s\n%s\nwant %q", code, out, errs, want)
+	}
+}

@@ -91,6 +91,8 @@ type run struct {
 	mu sync.Mutex
 	// unstarted: the run could not begin shopping (notStarted).
 	unstarted bool
+	// nothing says why the run had nothing to shop ("" when it had).
+	nothing string
 	state     runstatus.State
 	progress  runstatus.Progress
 	results   map[string]report.ItemResult
@@ -246,7 +248,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		r.journal, _ = NewJournal("", rec)
 	}
 	r.pruneTraces()
-	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop),
+	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop)-len(pl.unnamed), "skipped_unnamed", len(pl.unnamed),
 		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
 	r.publish(runstatus.KindRunStarted, nil, "")
 	r.skipUnnamed(pl.unnamed)
@@ -254,7 +256,10 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
 	if len(pl.shop) == 0 {
 		r.markResumed(olds)
-		r.log.Info("nothing to shop")
+		r.log.Info("nothing to shop", "why", pl.nothing)
+		r.mu.Lock()
+		r.nothing = pl.nothing
+		r.mu.Unlock()
 		return r.finish(ctx, pl, nil, res, false)
 	}
 	if ctx.Err() != nil {
@@ -892,6 +897,9 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 	}
 	r.setState(state, msg)
 	r.mu.Lock()
+	if msg == "" && r.nothing != "" {
+		msg = "Nothing to shop: " + r.nothing + "." // the terminal's last line
+	}
 	ev := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunFinished, RunID: r.id, State: state, Progress: r.progress, Message: msg, Summary: &sum, Pack: pack}
 	r.mu.Unlock()
 	r.emit(ev)

@@ -106,6 +106,10 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 		case runstatus.StateCancelled:
 			t.line(fmt.Sprintf("Stopped after %d of %d: %d added, %d not found, %d failed.", p.Done, p.Total, p.Added, p.NotFound, p.Failed))
 		default:
+			if ev.Message != "" {
+				t.line(ev.Message) // "Nothing to shop: …"
+				return
+			}
 			t.line(fmt.Sprintf("Done: %d added, %d not found, %d failed of %d.", p.Added, p.NotFound, p.Failed, p.Total))
 		}
 		return
