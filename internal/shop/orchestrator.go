@@ -92,12 +92,12 @@ type run struct {
 	// unstarted: the run could not begin shopping (notStarted).
 	unstarted bool
 	// nothing says why the run had nothing to shop ("" when it had).
-	nothing string
-	state     runstatus.State
-	progress  runstatus.Progress
-	results   map[string]report.ItemResult
-	usage     report.Usage
-	warnings  []messages.Text // for the summary: catalogue texts, said in the reader's language
+	nothing  string
+	state    runstatus.State
+	progress runstatus.Progress
+	results  map[string]report.ItemResult
+	usage    report.Usage
+	warnings []messages.Text // for the summary: catalogue texts, said in the reader's language
 	// unapplied are the list updates that could not be applied.
 	unapplied []report.UnappliedUpdate
 	// pending are the list updates a provider queued (ErrUpdatePending),
