@@ -44,7 +44,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	}
 	// The user's settings still apply where they make sense (browser
 	// executable, Telegram, log level); the store, model and list are the demo's.
-	cfg, err := config.Load(loadOptions)
+	cfg, err := loadConfig(loadOptions, s.err)
 	if err != nil {
 		return exitCode(configFailure("demo", s.err, err))
 	}

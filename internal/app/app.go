@@ -280,7 +280,8 @@ func (r *Runner) agentConfig(env *environment, limiter *agent.Quota, price *agen
 // cannotRun reports a run that failed before it began: subscribers (MQTT
 // status, HA events) see it fail like any other run.
 func (r *Runner) cannotRun(err error) (shop.Result, error) {
-	r.log.Error("the shopping run cannot start", "err", err)
+	// Said by the caller (shop's last line, serve's "run failed"): once.
+	r.log.Debug("the shopping run cannot start", "err", err)
 	if r.deps.Bus != nil {
 		now := time.Now()
 		sum := report.Summary{StartedAt: now, FinishedAt: now, Items: []report.ItemResult{}}

@@ -750,7 +750,8 @@ func codeCartReader(c CartReader) CartReader {
 
 // fail ends a run that could not run.
 func (r *run) fail(ctx context.Context, pl *plan, cause error) (Result, error) {
-	r.log.Error("the run could not run", "err", cause)
+	// Said by the caller (shop's last line, serve's "run failed"): once.
+	r.log.Debug("the run could not run", "err", cause)
 	r.addWarning(messages.Say("warning.run_failed", "error", cause.Error()))
 	res := Result{}
 	if r.journal != nil {

@@ -78,7 +78,8 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 		case runstatus.StateReviewing:
 			t.line("Reviewing the cart…")
 		case runstatus.StateFailed:
-			t.line("The run failed: " + ev.Message)
+			// Its reason is the command's own last line (said once).
+			t.line("The run failed.")
 		case runstatus.StateCancelled:
 			t.line("The run was stopped.")
 		}
