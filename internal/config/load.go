@@ -124,6 +124,7 @@ func Load(opts LoadOptions) (Config, error) {
 		home, _ = os.UserHomeDir() // only needed for defaults; checked below
 	}
 	cfg := defaults(home, addon, getenv)
+	var loadErrs []*Error // the file's and the environment's problems
 
 	// 1. config file
 	path, explicit := opts.ConfigPath, opts.ConfigPath != ""
@@ -148,7 +149,14 @@ func Load(opts LoadOptions) (Config, error) {
 		switch {
 		case err == nil:
 			if err := decodeFile(data, path, &cfg); err != nil {
-				return Config{}, err
+				var e *Error
+				if !errors.As(err, &e) {
+					return Config{}, err
+				}
+				// Every key the file got right still applies: the
+				// environment, the flags and the values are checked too,
+				// so that every problem is said at once.
+				loadErrs = append(loadErrs, e)
 			}
 			cfg.ConfigFile = path
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -162,7 +170,11 @@ func Load(opts LoadOptions) (Config, error) {
 
 	// 2. environment
 	if err := applyEnv(&cfg, lookup); err != nil {
-		return Config{}, err
+		var e *Error
+		if !errors.As(err, &e) {
+			return Config{}, err
+		}
+		loadErrs = append(loadErrs, e)
 	}
 
 	// 3. flags
@@ -181,7 +193,46 @@ func Load(opts LoadOptions) (Config, error) {
 	for _, p := range []*string{&cfg.DataDir, &cfg.BrowserProfileDir, &cfg.ShoppingList, &cfg.TraceDir, &cfg.BrowserExecutable} {
 		*p = expandHome(*p, home)
 	}
+	if len(loadErrs) > 0 {
+		return cfg, allProblems(cfg, loadErrs)
+	}
 	return cfg, nil
+}
+
+// allProblems is one error with every problem: the file's and the
+// environment's (each named by where it is when they are not all from one
+// place), then the values' (Validate) of the keys they did not already
+// name — a file with four mistakes reports four, not one per attempt.
+func allProblems(cfg Config, loadErrs []*Error) *Error {
+	var vprobs []Problem
+	named := map[string]bool{}
+	for _, e := range loadErrs {
+		for _, p := range e.Problems {
+			named[p.Field] = true
+		}
+	}
+	var v *Error
+	if errors.As(cfg.ValidateFor(0), &v) {
+		for _, p := range v.Problems {
+			if !named[p.Field] {
+				vprobs = append(vprobs, p)
+			}
+		}
+	}
+	if len(loadErrs) == 1 && len(vprobs) == 0 {
+		return loadErrs[0]
+	}
+	out := &Error{}
+	for _, e := range loadErrs {
+		for _, p := range e.Problems {
+			if e.Source != "" && e.Source != "environment" {
+				p.Message = "in " + e.Source + ", " + p.Message
+			}
+			out.Problems = append(out.Problems, p)
+		}
+	}
+	out.Problems = append(out.Problems, vprobs...)
+	return out
 }
 
 func orDefault(s, def string) string {
