@@ -249,7 +249,7 @@ func TestRunThatCannotStartLeavesNothing(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "start the browser") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
-	for _, w := range []string{"not shopped", "Not shopped", "Review and check out", "Journal", "Done:"} {
+	for _, w := range []string{"not shopped", "Not shopped", "Review and check out", "Journal", "record (for troubleshooting)", "Done:"} {
 		if strings.Contains(out, w) {
 			t.Errorf("stdout says %q for a run that never started:\n%s", w, out)
 		}

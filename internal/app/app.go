@@ -571,7 +571,7 @@ func storeInfo(p store.Profile) shop.Store {
 	if p.Name == "demo" {
 		display = "the demo store"
 	}
-	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
+	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, NoCartLink: p.Name == "demo", SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
 		Product: p.Product, CartJSONURL: p.CartJSONURL, CartSet: cartSetOp(p), CartSetup: p.CartSetupPath}
 }
 

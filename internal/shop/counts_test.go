@@ -60,3 +60,23 @@ func TestCountsAddUp(t *testing.T) {
 		t.Errorf("start says %d, end %d of %s, %d skipped lines and %d added; want 6, 2 of 6, 4 and 2:\n%s", n, total, done[1], skipped, addedLines, text)
 	}
 }
+
+// TestNoCartLinkForTheDemoStore: the demo store's pages answer only in the
+// run's browser, under metro.ca's names, and are gone once the demo ends:
+// the summary and the review give no link (it would open the real
+// metro.ca), while the run still reads the cart at its address.
+func TestNoCartLinkForTheDemoStore(t *testing.T) {
+	a := newFakeAgent(map[string]behaviour{"milk": added("Milk", "$1")})
+	cfg := baseConfig(t, newFakeProvider("milk"), &fakeHost{authed: true}, a)
+	cfg.Store.CartURL, cfg.Store.NoCartLink = "https://www.metro.ca/en/online-grocery/cart", true
+	cfg.Cart = &fakeCartReader{}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	PrintResult(&out, res)
+	if res.Summary.CartURL != "" || strings.Contains(out.String(), "metro.ca/en/online-grocery/cart") {
+		t.Errorf("the demo's summary links to the cart:\n%s", out.String())
+	}
+}

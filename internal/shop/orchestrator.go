@@ -679,7 +679,7 @@ func (r *run) review(ctx context.Context, before *Cart) Review {
 			rev = r.compare(*before, after)
 		}
 	}
-	rev.CartURL = r.cfg.Store.CartURL
+	rev.CartURL = r.cartLink()
 	for _, w := range rev.Warnings {
 		r.log.Warn("cart review", "kind", w.Kind, "item", w.Item, "warning", w.Message)
 	}
@@ -724,7 +724,7 @@ func (r *run) stoppedReview(ctx context.Context, before *Cart) *Review {
 	if before != nil {
 		rev = r.compare(*before, after)
 	}
-	rev.CartURL = r.cfg.Store.CartURL
+	rev.CartURL = r.cartLink()
 	r.log.Info("the cart was read after Stop", "lines", len(after.Lines), "units", after.Units(), "warnings", len(rev.Warnings))
 	return &rev
 }
@@ -836,7 +836,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		StartedAt:  r.started,
 		FinishedAt: finished,
 		Items:      r.orderedResults(),
-		CartURL:    r.cfg.Store.CartURL,
+		CartURL:    r.cartLink(),
 		Usage:      r.totalUsage(),
 		Cancelled:  state == runstatus.StateCancelled,
 
@@ -928,6 +928,14 @@ func (r *run) sendSummary(ctx context.Context, sum report.Summary) {
 			r.log.Warn("a notifier could not send the summary", "notifier", fmt.Sprintf("%T", n), "err", err)
 		}
 	}
+}
+
+// cartLink is the cart address the household is given ("" when none).
+func (r *run) cartLink() string {
+	if r.cfg.Store.NoCartLink {
+		return ""
+	}
+	return r.cfg.Store.CartURL
 }
 
 func (r *run) storeName() string {

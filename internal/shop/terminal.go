@@ -70,7 +70,7 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 	switch ev.Kind {
 	case runstatus.KindRunStarted:
 		t.started = ev.Time
-		t.line(fmt.Sprintf("Shopping %d item(s)…", ev.Progress.Total))
+		t.line(fmt.Sprintf("Shopping %d %s…", ev.Progress.Total, plural(ev.Progress.Total, "item", "items")))
 	case runstatus.KindStateChanged:
 		switch ev.State {
 		case runstatus.StateAuthenticating:
@@ -191,7 +191,7 @@ func finishedLine(it report.ItemResult) string {
 		}
 	}
 	if it.Turns > 0 {
-		parts = append(parts, fmt.Sprintf("%d turns", it.Turns))
+		parts = append(parts, fmt.Sprintf("%d %s", it.Turns, plural(it.Turns, "model call", "model calls")))
 	}
 	if it.Attempts > 1 {
 		parts = append(parts, fmt.Sprintf("%d attempts", it.Attempts))
@@ -227,7 +227,7 @@ func PrintResult(w io.Writer, res Result) {
 		fmt.Fprint(w, res.Review.Text())
 	}
 	if res.JournalPath != "" {
-		fmt.Fprintf(w, "\nJournal: %s\n", res.JournalPath)
+		fmt.Fprintf(w, "\nThe run's record (for troubleshooting): %s\n", res.JournalPath)
 	}
 }
 
@@ -248,7 +248,7 @@ func (r Review) Text() string {
 	var b strings.Builder
 	b.WriteString("Cart review\n")
 	if r.Before != nil && r.After != nil {
-		fmt.Fprintf(&b, "  The cart held %d unit(s) before the run and %d after.\n", r.Before.Units(), r.After.Units())
+		fmt.Fprintf(&b, "  The cart held %d %s before the run and %d after.\n", r.Before.Units(), plural(r.Before.Units(), "unit", "units"), r.After.Units())
 	}
 	if len(r.Changes) > 0 {
 		b.WriteString("  Changes:\n")
@@ -284,4 +284,12 @@ func (r Review) Text() string {
 		fmt.Fprintf(&b, "  Check the cart and check out yourself: %s\n", r.CartURL)
 	}
 	return b.String()
+}
+
+// plural is one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
