@@ -10,6 +10,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
@@ -86,14 +87,7 @@ func TestReplayOfRememberedProducts(t *testing.T) {
 	for item, c := range changes {
 		srv.ChangeProduct(ids[item], c)
 	}
-	// The household puts the same items on the list again.
-	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: "+strings.Join(items, "\n  - name: ")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err = e.shop(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = e.shopAgain(items)
 	second := calls.take()
 	cart2 := cartUnits(srv)
 	byName := map[string]int{}
@@ -191,13 +185,7 @@ func TestReplayInANewProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.runner = nil
-	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: "+strings.Join(items, "\n  - name: ")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err = e.shop(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = e.shopAgain(items)
 	second := calls.take()
 	if st := e.runner.DemoStore().State(); st.PostalCode == "" || len(cart1) == 0 {
 		t.Fatalf("the second store process: postal code %q, first cart %v", st.PostalCode, cart1)
@@ -215,4 +203,18 @@ func TestReplayInANewProcess(t *testing.T) {
 			t.Errorf("%s: its cart line changed by %d, want 1", it.ItemName, got)
 		}
 	}
+}
+
+// shopAgain puts items on the list again, as the household does the next
+// week, and shops it.
+func (e *e2e) shopAgain(items []string) shop.Result {
+	e.t.Helper()
+	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: "+strings.Join(items, "\n  - name: ")+"\n"), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := e.shop(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
 }
