@@ -44,7 +44,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	}
 	// The user's settings still apply where they make sense (browser
 	// executable, Telegram, log level); the store, model and list are the demo's.
-	cfg, err := config.Load(loadOptions)
+	cfg, err := loadConfig(loadOptions, s.err)
 	if err != nil {
 		return exitCode(configFailure("demo", s.err, err))
 	}
@@ -64,7 +64,8 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	code, first := shopRun(ctx, "demo", cfg, *jsonOut, "", s)
 	if code == 0 && !*once && !*jsonOut && ctx.Err() == nil {
 		// The same list next week: what the first run found is replayed.
-		fmt.Fprintf(s.out, "\nThe same list again, as next week: the second run replays the products the first one found.\n\n")
+		fmt.Fprintf(s.out, "\nThe same list again, as next week: the second run replays the products the first one found, and adds them\n"+
+			"to the same demo cart, which then holds both runs' units (a real week starts from the cart you checked out).\n\n")
 		if cfg, err = app.DemoConfig(cfg, dir); err != nil {
 			fmt.Fprintf(s.err, "gemini-supply demo: %v\n", err)
 			return 1
@@ -75,7 +76,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 		}
 	}
 	if !*jsonOut {
-		fmt.Fprintf(s.out, "\nThe demo's shopping list (updated by the run) and its journal are in %s\n", dir)
+		fmt.Fprintf(s.out, "\nThe demo's shopping list (updated by the run) and the runs' records are in %s\n", dir)
 	}
 	return code
 }

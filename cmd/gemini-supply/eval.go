@@ -72,7 +72,7 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 	if *configPath != "" {
 		load.ConfigPath = *configPath
 	}
-	cfg, err := config.Load(load)
+	cfg, err := loadConfig(load, s.err)
 	if err != nil {
 		return exitCode(configFailure("eval", s.err, err))
 	}

@@ -55,18 +55,56 @@ func newFlagSet(name, synopsis, about string) *flag.FlagSet {
 // *usageError. Positional arguments are a usage error unless allowArgs.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, allowArgs bool) error {
 	fs.SetOutput(io.Discard) // the flag package would print the whole usage on every error
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	fs.SetOutput(stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fs.Usage()
 		return flag.ErrHelp
 	case err != nil:
-		return usageFailure(fs.Name(), stderr, err)
+		return usageFailure(fs.Name(), stderr, withSuggestion(fs, err))
 	case !allowArgs && fs.NArg() > 0:
 		return usageFailure(fs.Name(), stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	return nil
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments
+// ("products forget bread --store demo"), as people type them; "--" ends
+// the flags. Afterwards fs.Args() holds the arguments in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...) // after "--": all arguments
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// withSuggestion adds the closest known flag to an unknown flag's error:
+// "flag provided but not defined: -concurency (did you mean --concurrency?)".
+func withSuggestion(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best := config.Closest(name, names); best != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, best)
+	}
+	return err
 }
 
 // usageFailure reports a usage error with the hint and returns it.
@@ -124,7 +162,7 @@ func parseShopFlags(args []string, stderr io.Writer) (shopOptions, error) {
 
 	load := loadOptions
 	load.Flags = flags
-	cfg, err := config.Load(load)
+	cfg, err := loadConfig(load, stderr)
 	if err != nil {
 		return o, configFailure("shop", stderr, err)
 	}
@@ -151,4 +189,14 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// loadConfig loads the configuration (config.Load) and warns on stderr of
+// GEMINI_SUPPLY_ variables that are no setting (a misspelt one would
+// otherwise be silently ignored), naming the closest known one.
+func loadConfig(load config.LoadOptions, stderr io.Writer) (config.Config, error) {
+	for _, w := range config.EnvWarnings(load) {
+		fmt.Fprintf(stderr, "gemini-supply: warning: %s\n", w)
+	}
+	return config.Load(load)
 }

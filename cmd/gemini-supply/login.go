@@ -44,7 +44,7 @@ func login(ctx context.Context, args []string, s stdio) error {
 	}
 	load := loadOptions
 	load.Flags = flags
-	cfg, err := config.Load(load)
+	cfg, err := loadConfig(load, s.err)
 	if err != nil {
 		return configFailure("login", s.err, err)
 	}

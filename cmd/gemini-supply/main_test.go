@@ -237,3 +237,77 @@ func withEnv(env map[string]string, k, v string) map[string]string {
 	}
 	return out
 }
+
+// TestRunThatCannotStartLeavesNothing: a shop run whose browser does not
+// start prints the error, not a summary of "not shopped" items with a cart
+// link, and leaves no summary file beside the list and no journal.
+func TestRunThatCannotStartLeavesNothing(t *testing.T) {
+	list := writeTestList(t)
+	data := filepath.Join(t.TempDir(), "data")
+	isolateConfig(t, map[string]string{"GEMINI_SUPPLY_BROWSER_EXECUTABLE": "/nonexistent/chromium", "PLAYWRIGHT_DRIVER_PATH": t.TempDir()})
+	code, out, errs := runInProcess(t, "shop", "--store", "demo", "--model", "scripted", "--shopping-list", list, "--data-dir", data)
+	if code != 1 || !strings.Contains(errs, "start the browser") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+	for _, w := range []string{"not shopped", "Not shopped", "Review and check out", "Journal", "record (for troubleshooting)", "Done:"} {
+		if strings.Contains(out, w) {
+			t.Errorf("stdout says %q for a run that never started:\n%s", w, out)
+		}
+	}
+	if runs, _ := os.ReadDir(filepath.Join(data, "runs")); len(runs) != 0 {
+		t.Errorf("a journal was left: %v", runs)
+	}
+	files, _ := os.ReadDir(filepath.Dir(list))
+	for _, f := range files {
+		if n := f.Name(); n != "list.yaml" && n != "list.yaml.lock" {
+			t.Errorf("beside the list: %s; want no summary file", n)
+		}
+	}
+}
+
+// TestDryRunShowsWhatIsSkipped: the dry run (text and --json) reports the
+// empty, tag-only and over-long entries as skipped, as the panel's preview
+// and the run do; a list with nothing left says why, in the dry run and in
+// the run itself.
+func TestDryRunShowsWhatIsSkipped(t *testing.T) {
+	isolateConfig(t, map[string]string{})
+	dir := t.TempDir()
+	list := filepath.Join(dir, "list.yaml")
+	long := strings.Repeat("x", 250)
+	if err := os.WriteFile(list, []byte("items:\n  - milk\n  - \"\"\n  - name:\n  - \"#404\"\n  - bread\n  - "+long+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runInProcess(t, "shop", "--dry-run", "--shopping-list", list)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Count(out, "only tags or empty") != 3 || !strings.Contains(out, "#404 — ") || !strings.Contains(out, "250 characters") || !strings.Contains(out, "Would shop 2 items") {
+		t.Errorf("the dry run does not show the skipped entries:\n%s", out)
+	}
+	code, out, errs = runInProcess(t, "shop", "--dry-run", "--json", "--shopping-list", list)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var plan struct {
+		ToShop  []json.RawMessage `json:"to_shop"`
+		Unnamed []json.RawMessage `json:"skipped_unnamed"`
+		TooLong []json.RawMessage `json:"skipped_too_long"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan.ToShop) != 2 || len(plan.Unnamed) != 3 || len(plan.TooLong) != 1 {
+		t.Errorf("--json plan: %v\n%s", err, out)
+	}
+
+	done := filepath.Join(dir, "done.yaml")
+	if err := os.WriteFile(done, []byte("items:\n  - {id: a, name: milk, status: completed}\n  - {id: b, name: saffron, tags: [\"#404\"]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runInProcess(t, "shop", "--dry-run", "--shopping-list", done)
+	want := "Nothing to shop: the list has no open item to shop (1 completed; 1 tagged #404 or #failed by an earlier run (--retry-tagged shops it again))."
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("dry run of a done list:\n%s\nwant %q", out, want)
+	}
+	code, out, errs = runInProcess(t, "shop", "--store", "demo", "--model", "scripted", "--shopping-list", done, "--data-dir", filepath.Join(dir, "data"))
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("the run of a done list (exit %d):\n%s\n%s\nwant %q", code, out, errs, want)
+	}
+}

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/products"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 var productsCommand = command{
@@ -61,11 +64,20 @@ func runProducts(_ context.Context, name string, args []string, s stdio) int {
 
 	load := loadOptions
 	load.Flags = flags
-	cfg, err := config.Load(load)
+	cfg, err := loadConfig(load, s.err)
 	if err != nil {
 		return exitCode(configFailure(name, s.err, err))
 	}
-	mem, err := app.OpenProducts(cfg.DataDir, storeName(cfg), cfg.ProductExpiry(), quietLogger(s.err, cfg))
+	storeGiven := false
+	fs.Visit(func(f *flag.Flag) { storeGiven = storeGiven || f.Name == "store" })
+	st := productsStore(cfg, storeGiven)
+	if sub == "list" && !products.Exists(cfg.DataDir, st) {
+		// Reading creates nothing.
+		fmt.Fprintf(s.out, "No products are remembered yet for %s (%s). A run remembers what it adds; ⭐ on a question pins one.\n",
+			st, filepath.Join(cfg.DataDir, products.FileName(st)))
+		return 0
+	}
+	mem, err := app.OpenProducts(cfg.DataDir, st, cfg.ProductExpiry(), quietLogger(s.err, cfg))
 	if err != nil {
 		fmt.Fprintf(s.err, "gemini-supply %s: %v\n", name, err)
 		return 1
@@ -79,10 +91,32 @@ func runProducts(_ context.Context, name string, args []string, s stdio) int {
 			fmt.Fprintf(s.err, "gemini-supply %s: %v\n", name, err)
 			return 1
 		}
-		fmt.Fprintf(s.out, "Forgot %d remembered products of %s.\n", n, storeName(cfg))
+		fmt.Fprintf(s.out, "Forgot %d remembered products of %s.\n", n, st)
 		return 0
 	}
 	return forgetProduct(name, mem, strings.Join(rest, " "), s)
+}
+
+// productsStore is the store whose memory the command reads: the one
+// given with --store; else the configured one, unless it has no memory in
+// the data directory while another store has one — after
+// `shop --store demo` with the default configuration (metro), `products
+// list` shows the demo store's.
+func productsStore(cfg config.Config, given bool) string {
+	st := storeName(cfg)
+	if given || products.Exists(cfg.DataDir, st) {
+		return st
+	}
+	var others []string
+	for _, name := range store.Names() {
+		if name != st && products.Exists(cfg.DataDir, name) {
+			others = append(others, name)
+		}
+	}
+	if len(others) == 1 {
+		return others[0]
+	}
+	return st
 }
 
 func storeName(cfg config.Config) string {

@@ -47,7 +47,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	}
 	load := loadOptions
 	load.Flags = flags
-	cfg, err := config.Load(load)
+	cfg, err := loadConfig(load, s.err)
 	if err != nil {
 		return exitCode(configFailure("serve", s.err, err))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
+	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
@@ -131,7 +132,7 @@ func shopRun(ctx context.Context, cmd string, cfg config.Config, jsonOut bool, u
 			fmt.Fprintf(s.err, "gemini-supply %s: write the result: %v\n", cmd, werr)
 			return 1, res
 		}
-	} else if res.Summary.RunID != "" { // the run began: it has a summary
+	} else if res.Summary.RunID != "" && !res.NotStarted { // the run began: it has a summary
 		shop.PrintResultIn(s.out, res, messages.For(cfg.Language))
 	}
 	if err != nil {
@@ -253,7 +254,7 @@ func writePlan(w io.Writer, path string, o shopOptions, p shoppinglist.Plan) err
 	fmt.Fprintf(&b, "Shopping list: %s\n", path)
 	c := o.cfg
 	if len(p.ToShop) == 0 {
-		b.WriteString("Nothing to shop.\n")
+		fmt.Fprintf(&b, "Nothing to shop: %s.\n", shoppinglist.NothingToShop(p))
 	} else {
 		fmt.Fprintf(&b, "Would shop %d %s at %s (concurrency %d, time budget %s, at most %d turns per item):\n",
 			len(p.ToShop), plural(len(p.ToShop), "item", "items"), c.Store, c.Concurrency, c.TimeBudget, c.MaxTurns)
@@ -272,8 +273,14 @@ func writePlan(w io.Writer, path string, o shopOptions, p shoppinglist.Plan) err
 			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
 	}
-	if len(p.Tagged) > 0 || len(p.Duplicates) > 0 {
+	if len(p.Tagged) > 0 || len(p.Duplicates) > 0 || len(p.Unnamed) > 0 || len(p.TooLong) > 0 {
 		b.WriteString("Skipped:\n")
+		for _, it := range p.Unnamed {
+			fmt.Fprintf(&b, "  %s — %s\n", unnamedLabel(it), report.SkippedNoName)
+		}
+		for _, it := range p.TooLong {
+			fmt.Fprintf(&b, "  %s — %s\n", report.Clip(it.Name, 40), report.SkippedTooLong(utf8.RuneCountInString(strings.TrimSpace(it.Name))))
+		}
 		for _, it := range p.Tagged {
 			fmt.Fprintf(&b, "  %s — tagged %s by an earlier run (--retry-tagged shops it again)\n", it.Name, strings.Join(runTags(it), " "))
 		}
@@ -286,6 +293,15 @@ func writePlan(w io.Writer, path string, o shopOptions, p shoppinglist.Plan) err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// unnamedLabel shows an entry with no name to search for: its tags, or
+// "(empty)".
+func unnamedLabel(it shoppinglist.Item) string {
+	if len(it.Tags) > 0 {
+		return strings.Join(it.Tags, " ")
+	}
+	return "(empty)"
 }
 
 func runTags(it shoppinglist.Item) []string {
@@ -325,8 +341,20 @@ func writePlanJSON(w io.Writer, path string, p shoppinglist.Plan) error {
 		ToShop     []planItem `json:"to_shop"`
 		Tagged     []planItem `json:"skipped_tagged"`
 		Duplicates []planItem `json:"skipped_duplicates"`
-		Completed  int        `json:"completed"`
-	}{List: path, ToShop: []planItem{}, Tagged: []planItem{}, Duplicates: []planItem{}, Completed: p.Completed}
+		// Unnamed: empty or tag-only entries; TooLong: names over the
+		// limit. Left as written, never shopped (as the panel's preview).
+		Unnamed   []planItem `json:"skipped_unnamed"`
+		TooLong   []planItem `json:"skipped_too_long"`
+		Completed int        `json:"completed"`
+	}{List: path, ToShop: []planItem{}, Tagged: []planItem{}, Duplicates: []planItem{}, Unnamed: []planItem{}, TooLong: []planItem{}, Completed: p.Completed}
+	for _, it := range p.Unnamed {
+		out.Unnamed = append(out.Unnamed, conv(it))
+	}
+	for _, it := range p.TooLong {
+		pi := conv(it)
+		pi.Name = report.Clip(it.Name, report.MaxNameRunes)
+		out.TooLong = append(out.TooLong, pi)
+	}
 	for _, it := range p.ToShop {
 		out.ToShop = append(out.ToShop, conv(it))
 	}

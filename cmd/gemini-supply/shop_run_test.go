@@ -92,7 +92,7 @@ func TestDemoCommand(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	t.Logf("demo took %v", time.Since(start))
-	for _, w := range []string{"✓ 2x bananas", "✗ butter", "out of stock", "✗ dragon fruit", "= Bananas", "# Shopping run", "Cart review", "No warnings.", "The demo's shopping list"} {
+	for _, w := range []string{"✓ 2x bananas", "✗ butter", "out of stock", "✗ dragon fruit", "= Bananas", "# Shopping run", "Cart review", "No warnings.", "The demo's shopping list", "same demo cart", "items shopped in"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("demo output lacks %q:\n%s", w, out)
 		}

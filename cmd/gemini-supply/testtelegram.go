@@ -40,7 +40,7 @@ func runTestTelegram(ctx context.Context, args []string, s stdio) int {
 	load.Flags = flags
 	// Not validated as a whole: only the Telegram settings matter here, and a
 	// missing chat id is what this command helps to find.
-	cfg, err := config.Load(load)
+	cfg, err := loadConfig(load, s.err)
 	if err != nil {
 		return exitCode(configFailure("test-telegram", s.err, err))
 	}

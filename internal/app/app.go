@@ -234,7 +234,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		OnlyTagged:           req.RetryFailed,
 		Items:                req.Items,
 		WrongProducts:        wrongProducts(req.WrongProducts),
-		PostalCode:           r.cfg.PostalCode,
+		PostalCode:           postalCode(r.cfg.PostalCode, env.profile),
 		Resolver:             r.deps.Resolver,
 		Preferences:          r.preferences(),
 		Memory:               r.productMemory(),
@@ -281,7 +281,8 @@ func (r *Runner) agentConfig(env *environment, limiter *agent.Quota, price *agen
 // cannotRun reports a run that failed before it began: subscribers (MQTT
 // status, HA events) see it fail like any other run.
 func (r *Runner) cannotRun(err error) (shop.Result, error) {
-	r.log.Error("the shopping run cannot start", "err", err)
+	// Said by the caller (shop's last line, serve's "run failed"): once.
+	r.log.Debug("the shopping run cannot start", "err", err)
 	if r.deps.Bus != nil {
 		now := time.Now()
 		sum := report.Summary{StartedAt: now, FinishedAt: now, Items: []report.ItemResult{}}
@@ -404,7 +405,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 	case r.cfg.GeminiModel == config.ScriptedModel:
 		so := r.deps.Scripted
 		script := scripted.New(scripted.Options{
-			PostalCode:        r.cfg.PostalCode,
+			PostalCode:        postalCode(r.cfg.PostalCode, profile),
 			BaseURL:           strings.TrimSuffix(env.demo.BaseURL(), "/"),
 			SearchURLTemplate: profile.SearchURLTemplate,
 			Misbehave:         so.Misbehave,
@@ -555,13 +556,23 @@ func (r *Runner) productMemory() shop.ProductMemory {
 	return nil
 }
 
+// postalCode is the postal code the agent and a replay give the store's
+// delivery dialog: the configured one, else the profile's default (the
+// demo store's; none for metro, whose dialog the agent answers).
+func postalCode(configured string, p store.Profile) string {
+	if c := strings.TrimSpace(configured); c != "" {
+		return c
+	}
+	return p.DefaultPostalCode
+}
+
 // storeInfo describes a profile to the run.
 func storeInfo(p store.Profile) shop.Store {
 	display := "metro.ca"
 	if p.Name == "demo" {
 		display = "the demo store"
 	}
-	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
+	return shop.Store{Name: p.Name, DisplayName: display, HomeURL: p.HomeURL, CartURL: p.CartURL, NoCartLink: p.Name == "demo", SearchURL: p.SearchURL, Hint: p.PostalCodeHint,
 		Product: p.Product, CartJSONURL: p.CartJSONURL, CartSet: cartSetOp(p), CartSetup: p.CartSetupPath}
 }
 

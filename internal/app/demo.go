@@ -40,9 +40,6 @@ func DemoConfig(cfg config.Config, dir string) (config.Config, error) {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = DefaultDemoConcurrency
 	}
-	if cfg.PostalCode == "" {
-		cfg.PostalCode = "H2X 1Y4" // the demo store's delivery dialog
-	}
 	return cfg, nil
 }
 
@@ -57,8 +54,9 @@ func ModelCalls(s report.Summary) int {
 }
 
 // ReplayLine compares a run of a list with the run before it:
-// "replay: second run 0 model calls (first run 21), 6.3x faster (4.1 s vs
-// 25.8 s); replayed 12/12 items, median 0.6 s per item". The times are the
+// "replay: second run 0 model calls (first run 21), 6.3x faster (items
+// shopped in 4.1 s vs 25.8 s); replayed 12/12 items, median 0.6 s per
+// item". The times are the
 // shopping of the items (first item started to last item finished: the
 // browser's start, the sign-in and the cart review sit outside, the same
 // on both sides). instantModel says the first run's model answered at once
@@ -84,7 +82,7 @@ func ReplayLine(first, second report.Summary, instantModel bool) string {
 		slices.Sort(replayed)
 		median = fmt.Sprintf(", median %.1f s per item", replayed[len(replayed)/2].Seconds())
 	}
-	line := fmt.Sprintf("replay: second run %d model calls (first run %d), %s (%.1f s vs %.1f s); replayed %d/%d items%s",
+	line := fmt.Sprintf("replay: second run %d model calls (first run %d), %s (items shopped in %.1f s vs %.1f s); replayed %d/%d items%s",
 		ModelCalls(second), ModelCalls(first), speed, d2.Seconds(), d1.Seconds(), len(replayed), len(second.Items), median)
 	if instantModel {
 		line += " — the demo's scripted model answers at once; with a real model each of the first run's calls takes seconds"

@@ -10,6 +10,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
+	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
@@ -86,14 +87,7 @@ func TestReplayOfRememberedProducts(t *testing.T) {
 	for item, c := range changes {
 		srv.ChangeProduct(ids[item], c)
 	}
-	// The household puts the same items on the list again.
-	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: "+strings.Join(items, "\n  - name: ")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err = e.shop(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = e.shopAgain(items)
 	second := calls.take()
 	cart2 := cartUnits(srv)
 	byName := map[string]int{}
@@ -160,4 +154,67 @@ func cartUnits(s *demostore.Server) map[string]int {
 		m[l.ProductID] += l.Quantity
 	}
 	return m
+}
+
+// TestReplayInANewProcess: a list shopped by one `shop` process and again
+// by the next, with one data directory and no postal code configured (as
+// `shop --store demo` runs). The demo store keeps its cart across
+// processes but not the delivery address, so the second process's first
+// add asks for the postal code again: every remembered item is still
+// replayed by code, with no model call for it, one unit each.
+func TestReplayInANewProcess(t *testing.T) {
+	items := []string{"milk", "bananas", "eggs"}
+	e := newE2E(t, items...)
+	e.cfg.PostalCode = "" // as the command line leaves it
+	e.cfg.Concurrency = 2
+	calls := &agentCalls{n: map[string]int{}}
+	e.deps.Scripted.Wrap = calls.wrap
+	res, err := e.shop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range res.Summary.Items {
+		if it.Outcome != "added" {
+			t.Fatalf("first run: %s %s\n%s", it.ItemName, it.Outcome, res.Summary.Markdown())
+		}
+	}
+	cart1 := cartUnits(e.runner.DemoStore())
+	calls.take()
+	// The process ends; the next one starts a new store and browser.
+	if err := e.runner.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.runner = nil
+	res = e.shopAgain(items)
+	second := calls.take()
+	if st := e.runner.DemoStore().State(); st.PostalCode == "" || len(cart1) == 0 {
+		t.Fatalf("the second store process: postal code %q, first cart %v", st.PostalCode, cart1)
+	}
+	cart2 := cartUnits(e.runner.DemoStore())
+	if len(res.Summary.Items) != len(items) {
+		t.Fatalf("second run: %d results, want %d\n%s", len(res.Summary.Items), len(items), res.Summary.Markdown())
+	}
+	for _, it := range res.Summary.Items {
+		id := store.ProductID(it.URL)
+		if it.Outcome != "added" || it.Replay != "replayed" || second[it.ItemName] != 0 {
+			t.Errorf("%s: %s, replay %q, %d model calls; want replayed with none", it.ItemName, it.Outcome, it.Replay, second[it.ItemName])
+		}
+		if got := cart2[id] - cart1[id]; got != 1 {
+			t.Errorf("%s: its cart line changed by %d, want 1", it.ItemName, got)
+		}
+	}
+}
+
+// shopAgain puts items on the list again, as the household does the next
+// week, and shops it.
+func (e *e2e) shopAgain(items []string) shop.Result {
+	e.t.Helper()
+	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: "+strings.Join(items, "\n  - name: ")+"\n"), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := e.shop(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
 }

@@ -154,7 +154,7 @@ type Options struct {
 	// JPEGQuality (1–100) when ScreenshotFormat is "jpeg"; default 80.
 	JPEGQuality int
 	// DriverDirectory holds the Playwright driver (package/cli.js); default
-	// $PLAYWRIGHT_DRIVER_PATH.
+	// FindDriver's ($PLAYWRIGHT_DRIVER_PATH, else the one setup installed).
 	DriverDirectory string
 	// Locale of the browser context (default en-CA).
 	Locale string
@@ -204,7 +204,7 @@ func (o *Options) applyDefaults() {
 		o.JPEGQuality = DefaultJPEGQuality
 	}
 	if o.DriverDirectory == "" {
-		o.DriverDirectory = os.Getenv("PLAYWRIGHT_DRIVER_PATH")
+		o.DriverDirectory = driverDefault()
 	}
 	if o.Locale == "" {
 		o.Locale = DefaultLocale
@@ -267,7 +267,7 @@ func (o *Options) validate() error {
 		return nil
 	}
 	if o.DriverDirectory == "" {
-		return errors.New("the Playwright driver directory is not set: set PLAYWRIGHT_DRIVER_PATH (run scripts/setup.sh, or use the add-on image)")
+		return errors.New("the Playwright driver was not found (no .cache/playwright-driver beside the binary or in the working directory): run `make setup` (or scripts/setup.sh) in the clone, or set PLAYWRIGHT_DRIVER_PATH")
 	}
 	if _, err := os.Stat(filepath.Join(o.DriverDirectory, "package", "cli.js")); err != nil {
 		return fmt.Errorf("the Playwright driver 1.52.0 is missing in %s (no package/cli.js): run scripts/setup.sh: %w", o.DriverDirectory, err)

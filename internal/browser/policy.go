@@ -120,7 +120,8 @@ func (h *Host) loginActive() bool {
 // noteRefused counts and logs a refused request: hosts once each (see
 // noteBlockedHost); a state change outside the cart operations as a
 // warning, once per method and path, so a user can report a cart
-// operation the profile misses; blocked paths at info level.
+// operation the profile misses; blocked paths at debug level (the policy
+// working as it should is no news in a run's output).
 func (h *Host) noteRefused(method string, u *url.URL, v store.RequestVerdict, by string) {
 	if v.Rule == store.RuleHost {
 		h.noteBlockedHost(u.Hostname(), by)
@@ -137,7 +138,11 @@ func (h *Host) noteRefused(method string, u *url.URL, v store.RequestVerdict, by
 		h.log.Warn("refused a state-changing request to a path the store profile does not name as a cart operation; if shopping needs it, report this path",
 			"method", strings.ToUpper(method), "host", store.NormalizeHost(u.Host), "path", u.EscapedPath(), "store", h.profile.Name, "by", by)
 	case first:
-		h.log.Info("blocked a request to a forbidden path", "method", strings.ToUpper(method), "url", redactURL(u.String()), "matched", v.Match, "by", by)
+		// The policy doing its work (a page's checkout or account request,
+		// the demo's hostile widget): nothing reached the store, so no
+		// alarm in a run's ordinary output; Refused counts them.
+		h.log.Debug("the safety policy stopped a request to a checkout or account path, as it should (nothing reached the store)",
+			"method", strings.ToUpper(method), "url", redactURL(u.String()), "matched", v.Match, "by", by)
 	}
 }
 

@@ -78,7 +78,7 @@ func BindFlags(fs *flag.FlagSet, names ...string) *Flags {
 		case *bool:
 			fs.BoolVar(p, d.name, *p, d.usage)
 		case *time.Duration:
-			fs.DurationVar(p, d.name, *p, d.usage)
+			fs.Var((*durationFlag)(p), d.name, d.usage)
 		default:
 			panic(fmt.Sprintf("config: flag %s: unsupported type %T", d.name, p))
 		}
@@ -101,4 +101,19 @@ func (f *Flags) Apply(c *Config) {
 			dst.Field(i).Set(src.Field(i))
 		}
 	})
+}
+
+// durationFlag is a duration flag read as the config file reads one: a
+// bare number ("--time-budget 300") is refused with the unit it needs.
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
+
+func (d *durationFlag) Set(v string) error {
+	p, err := ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q %w", v, err)
+	}
+	*d = durationFlag(p)
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,49 @@ type LoadOptions struct {
 	// Flags, when set, are applied last: only the flags given on the
 	// command line, and its --config when ConfigPath is empty.
 	Flags *Flags
+	// Environ lists the environment ("NAME=value") for EnvWarnings
+	// (default os.Environ when LookupEnv is nil; none otherwise).
+	Environ func() []string
+}
+
+// envNotSettings are GEMINI_SUPPLY_ names that are not settings but are
+// read elsewhere (the config file's path, setup's cache, tests, make).
+var envNotSettings = []string{EnvPrefix + "CONFIG", EnvPrefix + "CACHE", EnvPrefix + "TEST_", EnvPrefix + "STRESS_", EnvPrefix + "PANEL_SCREENSHOTS"}
+
+// EnvWarnings names the GEMINI_SUPPLY_ variables of the environment that
+// are no setting (a misspelling is otherwise silently ignored), each with
+// the closest known name: "GEMINI_SUPPLY_POSTALCODE is not a setting and
+// is ignored (did you mean GEMINI_SUPPLY_POSTAL_CODE?)".
+func EnvWarnings(opts LoadOptions) []string {
+	environ := opts.Environ
+	if environ == nil {
+		if opts.LookupEnv != nil {
+			return nil
+		}
+		environ = os.Environ
+	}
+	var known []string
+	for _, f := range fields {
+		if f.env != "" {
+			known = append(known, f.env)
+		}
+	}
+	var out []string
+	for _, kv := range environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) || slices.Contains(known, name) || slices.ContainsFunc(envNotSettings, func(p string) bool {
+			return name == p || strings.HasSuffix(p, "_") && strings.HasPrefix(name, p)
+		}) {
+			continue
+		}
+		w := name + " is not a setting and is ignored"
+		if c := Closest(name, known); c != "" {
+			w += " (did you mean " + c + "?)"
+		}
+		out = append(out, w+"; see docs/configuration.md")
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Load builds the Config: defaults < config file < environment < flags. It
@@ -80,6 +124,7 @@ func Load(opts LoadOptions) (Config, error) {
 		home, _ = os.UserHomeDir() // only needed for defaults; checked below
 	}
 	cfg := defaults(home, addon, getenv)
+	var loadErrs []*Error // the file's and the environment's problems
 
 	// 1. config file
 	path, explicit := opts.ConfigPath, opts.ConfigPath != ""
@@ -104,7 +149,14 @@ func Load(opts LoadOptions) (Config, error) {
 		switch {
 		case err == nil:
 			if err := decodeFile(data, path, &cfg); err != nil {
-				return Config{}, err
+				var e *Error
+				if !errors.As(err, &e) {
+					return Config{}, err
+				}
+				// Every key the file got right still applies: the
+				// environment, the flags and the values are checked too,
+				// so that every problem is said at once.
+				loadErrs = append(loadErrs, e)
 			}
 			cfg.ConfigFile = path
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -118,7 +170,11 @@ func Load(opts LoadOptions) (Config, error) {
 
 	// 2. environment
 	if err := applyEnv(&cfg, lookup); err != nil {
-		return Config{}, err
+		var e *Error
+		if !errors.As(err, &e) {
+			return Config{}, err
+		}
+		loadErrs = append(loadErrs, e)
 	}
 
 	// 3. flags
@@ -137,7 +193,46 @@ func Load(opts LoadOptions) (Config, error) {
 	for _, p := range []*string{&cfg.DataDir, &cfg.BrowserProfileDir, &cfg.ShoppingList, &cfg.TraceDir, &cfg.BrowserExecutable} {
 		*p = expandHome(*p, home)
 	}
+	if len(loadErrs) > 0 {
+		return cfg, allProblems(cfg, loadErrs)
+	}
 	return cfg, nil
+}
+
+// allProblems is one error with every problem: the file's and the
+// environment's (each named by where it is when they are not all from one
+// place), then the values' (Validate) of the keys they did not already
+// name — a file with four mistakes reports four, not one per attempt.
+func allProblems(cfg Config, loadErrs []*Error) *Error {
+	var vprobs []Problem
+	named := map[string]bool{}
+	for _, e := range loadErrs {
+		for _, p := range e.Problems {
+			named[p.Field] = true
+		}
+	}
+	var v *Error
+	if errors.As(cfg.ValidateFor(0), &v) {
+		for _, p := range v.Problems {
+			if !named[p.Field] {
+				vprobs = append(vprobs, p)
+			}
+		}
+	}
+	if len(loadErrs) == 1 && len(vprobs) == 0 {
+		return loadErrs[0]
+	}
+	out := &Error{}
+	for _, e := range loadErrs {
+		for _, p := range e.Problems {
+			if e.Source != "" && e.Source != "environment" {
+				p.Message = "in " + e.Source + ", " + p.Message
+			}
+			out.Problems = append(out.Problems, p)
+		}
+	}
+	out.Problems = append(out.Problems, vprobs...)
+	return out
 }
 
 func orDefault(s, def string) string {
@@ -360,11 +455,11 @@ func setFromNode(dst reflect.Value, f fieldInfo, n *yaml.Node) error {
 	switch {
 	case f.typ == durationType:
 		if n.ShortTag() == "!!int" || n.ShortTag() == "!!float" {
-			return fmt.Errorf("%s needs a unit: write \"%ss\" for seconds, or \"5m\", \"1h\"", show, n.Value)
+			return fmt.Errorf("%s %w", show, needsUnit(n.Value))
 		}
-		d, err := time.ParseDuration(n.Value)
+		d, err := ParseDuration(n.Value)
 		if err != nil {
-			return fmt.Errorf("%s is not a duration (write 300s, 5m, 1h30m)", show)
+			return fmt.Errorf("%s %w", show, err)
 		}
 		dst.SetInt(int64(d))
 	case f.typ.Kind() == reflect.String:
@@ -432,13 +527,25 @@ func setListFromNode(dst reflect.Value, n *yaml.Node) error {
 
 // suggest returns the known key closest to a misspelt one, if close enough.
 func suggest(key string) string {
-	best, bestD := "", 4
+	keys := make([]string, 0, len(fieldByKey))
 	for k := range fieldByKey {
-		if d := distance(key, k); d < bestD || (d == bestD && k < best) {
+		keys = append(keys, k)
+	}
+	return Closest(key, keys)
+}
+
+// Closest is the candidate nearest to name (Levenshtein distance under 4
+// and at most a third of name's length plus one; ties: the first in
+// sorted order), or "" when none is near: the "did you mean" of unknown
+// keys, flags and environment variables.
+func Closest(name string, candidates []string) string {
+	best, bestD := "", 4
+	for _, k := range candidates {
+		if d := distance(name, k); d < bestD || (d == bestD && k < best) {
 			best, bestD = k, d
 		}
 	}
-	if bestD > len(key)/3+1 {
+	if bestD > len(name)/3+1 {
 		return ""
 	}
 	return best
@@ -499,7 +606,7 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
 		}
 	}
 	if err := env.ParseWithOptions(cfg, env.Options{Environment: environ, Prefix: EnvPrefix}); err != nil {
-		probs = append(probs, envProblems(err)...)
+		probs = append(probs, envProblems(err, environ)...)
 	}
 	if len(probs) > 0 {
 		return &Error{Source: "environment", Problems: probs}
@@ -508,7 +615,7 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
 }
 
 // envProblems turns caarlos0/env errors into problems named by variable.
-func envProblems(err error) []Problem {
+func envProblems(err error, environ map[string]string) []Problem {
 	var agg env.AggregateError
 	errs := []error{err}
 	if errors.As(err, &agg) {
@@ -526,6 +633,11 @@ func envProblems(err error) []Problem {
 					msg = fmt.Sprintf("%q cannot be read as %s", ne.Num, typeWords(f.typ))
 				} else if f.typ == durationType {
 					msg = "is not a duration (write 300s, 5m, 1h30m)"
+					if raw, ok := environ[f.env]; ok {
+						if _, err := ParseDuration(raw); err != nil {
+							msg = fmt.Sprintf("%q %v", raw, err)
+						}
+					}
 				}
 			}
 			probs = append(probs, Problem{Field: f.env, Message: msg})
@@ -534,6 +646,25 @@ func envProblems(err error) []Problem {
 		probs = append(probs, Problem{Message: e.Error()})
 	}
 	return probs
+}
+
+// ParseDuration reads a duration as the file, the environment and the
+// flags take it; a bare number is refused with the unit it needs: "needs
+// a unit: write "300s" for seconds, or "5m", "1h"".
+func ParseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if _, err := strconv.ParseFloat(v, 64); err == nil && v != "0" {
+		return 0, needsUnit(v)
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("is not a duration (write 300s, 5m, 1h30m)")
+	}
+	return d, nil
+}
+
+func needsUnit(v string) error {
+	return fmt.Errorf("needs a unit: write \"%ss\" for seconds, or \"5m\", \"1h\"", v)
 }
 
 func typeWords(t reflect.Type) string {

@@ -573,8 +573,8 @@ func (p *Panel) action(do func(ctx context.Context) error) http.HandlerFunc {
 		defer cancel()
 		if err := do(ctx); err != nil {
 			status := http.StatusInternalServerError
-			if errors.Is(err, runstatus.ErrBusy) {
-				status = http.StatusConflict
+			if errors.Is(err, runstatus.ErrBusy) || errors.Is(err, runstatus.ErrNoRun) {
+				status = http.StatusConflict // the run's state, not a fault: Stop with no run
 			}
 			http.Error(w, err.Error(), status)
 			return
@@ -619,7 +619,12 @@ func (p *Panel) ServeListener(ctx context.Context, ln net.Listener) error {
 	p.bindTo(ln.Addr().String())
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	p.log.Info("panel listening", "addr", ln.Addr().String(), "ingress", p.opts.Ingress)
+	if p.opts.Ingress {
+		p.log.Info("panel listening", "addr", ln.Addr().String(), "ingress", true)
+	} else {
+		// The address to open, as shop --ui prints it.
+		p.log.Info("panel listening", "addr", ln.Addr().String(), "url", panelURL(ln.Addr().String()))
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -654,4 +659,17 @@ func Address(flag string, addon bool) (addr string, ingress bool) {
 		flag = "127.0.0.1" + flag
 	}
 	return flag, false
+}
+
+// panelURL is the address to open in a browser: http://127.0.0.1:8099/
+// (an unspecified host, ":8099" or "0.0.0.0", as localhost).
+func panelURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }

@@ -333,3 +333,15 @@ func TestMessagesSpeakTheConfiguredLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestStopWithNoRunIsAConflict: Stop when no run is in progress is the
+// run's state (409, with serve's words), not a fault of the panel (500).
+func TestStopWithNoRunIsAConflict(t *testing.T) {
+	p, err := New(Options{Start: (&control{}).start, Stop: func(context.Context, string) error { return runstatus.ErrNoRun }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := do(p, "POST", "/api/stop", "", map[string]string{ActionHeader: "1"}); w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), runstatus.ErrNoRun.Error()) {
+		t.Fatalf("stop with no run: %d %q, want 409", w.Code, w.Body.String())
+	}
+}

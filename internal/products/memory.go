@@ -200,6 +200,20 @@ func FileName(store string) string {
 // quantity, #tags, punctuation and plurals do not count).
 func Key(itemName string) string { return preferences.Key(itemName) }
 
+// Exists reports whether dataDir holds a memory of store, or an older
+// preferences.json a first Open would migrate into it.
+func Exists(dataDir, store string) bool {
+	if strings.TrimSpace(dataDir) == "" {
+		return false
+	}
+	for _, name := range []string{FileName(store), "preferences.json"} {
+		if _, err := os.Stat(filepath.Join(dataDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Open opens the memory of store in dataDir, creating the directory when
 // needed and migrating preferences.json the first time.
 func Open(dataDir, store string, opts ...Option) (*Memory, error) {

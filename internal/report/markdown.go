@@ -125,11 +125,9 @@ func (s Summary) MarkdownIn(m messages.Catalog) string {
 		if d := s.Duration(); d > 0 {
 			b.WriteString(m.T("summary.took", "duration", roundDuration(d)))
 		}
-		b.WriteString(".")
-		if s.RunID != "" {
-			b.WriteString(m.T("summary.run", "run", strings.ReplaceAll(s.RunID, "`", "'")))
-		}
-		b.WriteString("\n\n")
+		// No run id: a household has no use for it (the panel's history
+		// and the journal carry it).
+		b.WriteString(".\n\n")
 	}
 	if s.Cancelled {
 		b.WriteString(m.T("summary.stopped", "counts", c.StringIn(m)) + "\n")

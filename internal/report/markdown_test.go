@@ -47,7 +47,7 @@ func TestMarkdown(t *testing.T) {
 			s:    fullSummary(),
 			want: `# Shopping run
 
-Started 2026-03-14 09:30 UTC, took 4m5s. Run ` + "`r-42`" + `.
+Started 2026-03-14 09:30 UTC, took 4m5s.
 
 **4 added, 1 not found, 1 failed, 1 duplicate.**
 

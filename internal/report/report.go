@@ -73,6 +73,10 @@ type ItemResult struct {
 	// without a model), "replay fell back: <why>" (then the agent), or
 	// "remembered product, by the agent"; empty when none was remembered.
 	Replay string `json:"replay,omitempty"`
+	// ReplayChanged says a replay fell back because the product had
+	// changed (renamed, repriced, gone, out of stock), not because the
+	// store did not take the add or the cart could not be read.
+	ReplayChanged bool `json:"replay_changed,omitempty"`
 
 	// Warnings are what the item's own cart changes say against its result
 	// (a unit of another product, more units than reported, units added by

@@ -79,6 +79,11 @@ type Store struct {
 	DisplayName string
 	HomeURL     string
 	CartURL     string
+	// NoCartLink: the summary and the review give the household no link to
+	// the cart (the demo store: its pages answer only inside the run's
+	// browser, under metro.ca's names, so the link would open the real
+	// metro.ca — and the demo store is gone once the demo ends).
+	NoCartLink bool
 	// SearchURL returns the search results URL for a query.
 	SearchURL func(query string) string
 	// Hint is a note for the prompt about the store's dialogs (the store

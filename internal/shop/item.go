@@ -62,6 +62,9 @@ type itemRun struct {
 	handTab    Tab
 	note       *ReplayNote
 	replayInfo string
+	// replayChanged: the replay handed over because the product is not
+	// the remembered one as it was (renamed, repriced, gone, out of stock).
+	replayChanged bool
 
 	// What the item's tabs did to the cart (cartattr.go): the requests of
 	// its finished attempts' tabs, and the current attempt's tab.
@@ -559,7 +562,7 @@ func (it *itemRun) base() report.ItemResult {
 	return report.ItemResult{
 		ItemID: it.p.item.ID, ItemName: it.p.item.Name, Quantity: it.p.item.Quantity,
 		Turns: it.turns, Attempts: it.attempts, Duration: it.r.now().Sub(it.started), StartedAt: it.started,
-		Replay: it.replayInfo,
+		Replay: it.replayInfo, ReplayChanged: it.replayChanged,
 	}
 }
 

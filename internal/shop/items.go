@@ -27,6 +27,8 @@ type plan struct {
 	// than shoppinglist.MaxNameRunes: reported as skipped, never shopped or
 	// changed.
 	unnamed []shoppinglist.Item
+	// nothing says why there is nothing to shop (when shop is empty).
+	nothing string
 }
 
 // total is the number of list items the run reports on (shopped +
@@ -64,7 +66,7 @@ func planItems(items []shoppinglist.Item, retryTagged, onlyTagged bool, only []s
 		items = kept
 	}
 	rp := shoppinglist.PlanRun(items, retryTagged)
-	p := plan{skippedTagged: len(rp.Tagged), unnamed: append(rp.Unnamed, rp.TooLong...)}
+	p := plan{skippedTagged: len(rp.Tagged), unnamed: append(rp.Unnamed, rp.TooLong...), nothing: shoppinglist.NothingToShop(rp)}
 	byID := make(map[string]*planned, len(rp.ToShop))
 	for _, it := range rp.ToShop {
 		if strings.TrimSpace(it.Product) == "" {

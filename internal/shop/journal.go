@@ -138,6 +138,17 @@ func NewJournal(dir string, rec JournalRecord) (*Journal, error) {
 	return j, nil
 }
 
+// Discard removes the journal's file (a run that never started leaves
+// none); the record stays in memory.
+func (j *Journal) Discard() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.path != "" {
+		_ = os.Remove(j.path)
+		j.path = ""
+	}
+}
+
 // Path is the journal file ("" when in memory).
 func (j *Journal) Path() string { return j.path }
 

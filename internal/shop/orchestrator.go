@@ -38,6 +38,11 @@ type Result struct {
 	SkippedTagged int `json:"skipped_tagged"`
 	Logins        int `json:"logins"`
 	Relaunches    int `json:"browser_relaunches"`
+	// NotStarted: the run could not begin shopping (the list could not be
+	// read, the browser did not start). Nothing was shopped and
+	// nothing is left behind: no summary for the list, no journal; the
+	// error says why.
+	NotStarted bool `json:"not_started,omitempty"`
 }
 
 // ErrCancelled is returned (wrapped) by Run when its context was cancelled.
@@ -83,7 +88,11 @@ type run struct {
 	host     Host
 	started  time.Time
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// unstarted: the run could not begin shopping (notStarted).
+	unstarted bool
+	// nothing says why the run had nothing to shop ("" when it had).
+	nothing  string
 	state    runstatus.State
 	progress runstatus.Progress
 	results  map[string]report.ItemResult
@@ -196,13 +205,13 @@ func (r *run) run(ctx context.Context) (Result, error) {
 
 	items, err := r.cfg.Provider.Items(ctx)
 	if err != nil {
-		return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
+		return r.notStarted(ctx, fmt.Errorf("read the shopping list: %w", err))
 	}
 	// A previous run killed mid-way: finish its list updates first.
 	suspects, olds, changed := r.resume(ctx, items)
 	if changed {
 		if items, err = r.cfg.Provider.Items(ctx); err != nil {
-			return r.fail(ctx, nil, fmt.Errorf("read the shopping list: %w", err))
+			return r.notStarted(ctx, fmt.Errorf("read the shopping list: %w", err))
 		}
 	}
 	pl := planItems(items, r.cfg.RetryTagged, r.cfg.OnlyTagged, r.cfg.Items)
@@ -239,7 +248,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		r.journal, _ = NewJournal("", rec)
 	}
 	r.pruneTraces()
-	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop),
+	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop)-len(pl.unnamed), "skipped_unnamed", len(pl.unnamed),
 		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
 	r.publish(runstatus.KindRunStarted, nil, "")
 	r.skipUnnamed(pl.unnamed)
@@ -247,7 +256,10 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
 	if len(pl.shop) == 0 {
 		r.markResumed(olds)
-		r.log.Info("nothing to shop")
+		r.log.Info("nothing to shop", "why", pl.nothing)
+		r.mu.Lock()
+		r.nothing = pl.nothing
+		r.mu.Unlock()
 		return r.finish(ctx, pl, nil, res, false)
 	}
 	if ctx.Err() != nil {
@@ -268,7 +280,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		if ctx.Err() != nil {
 			return r.finish(ctx, pl, nil, res, true)
 		}
-		return r.fail(ctx, &pl, fmt.Errorf("start the browser: %w", err))
+		return r.notStarted(ctx, fmt.Errorf("start the browser: %w", err))
 	}
 	r.host = host
 	defer func() {
@@ -667,7 +679,7 @@ func (r *run) review(ctx context.Context, before *Cart) Review {
 			rev = r.compare(*before, after)
 		}
 	}
-	rev.CartURL = r.cfg.Store.CartURL
+	rev.CartURL = r.cartLink()
 	for _, w := range rev.Warnings {
 		r.log.Warn("cart review", "kind", w.Kind, "item", w.Item, "warning", w.Message)
 	}
@@ -712,7 +724,7 @@ func (r *run) stoppedReview(ctx context.Context, before *Cart) *Review {
 	if before != nil {
 		rev = r.compare(*before, after)
 	}
-	rev.CartURL = r.cfg.Store.CartURL
+	rev.CartURL = r.cartLink()
 	r.log.Info("the cart was read after Stop", "lines", len(after.Lines), "units", after.Units(), "warnings", len(rev.Warnings))
 	return &rev
 }
@@ -738,7 +750,8 @@ func codeCartReader(c CartReader) CartReader {
 
 // fail ends a run that could not run.
 func (r *run) fail(ctx context.Context, pl *plan, cause error) (Result, error) {
-	r.log.Error("the run could not run", "err", cause)
+	// Said by the caller (shop's last line, serve's "run failed"): once.
+	r.log.Debug("the run could not run", "err", cause)
 	r.addWarning(messages.Say("warning.run_failed", "error", cause.Error()))
 	res := Result{}
 	if r.journal != nil {
@@ -749,6 +762,21 @@ func (r *run) fail(ctx context.Context, pl *plan, cause error) (Result, error) {
 	}
 	res, _ = r.finishAs(ctx, pl, nil, res, runstatus.StateFailed, cause)
 	return res, cause
+}
+
+// notStarted ends a run that could not begin shopping once its journal
+// was written: nothing was shopped, so its journal is removed, no item is
+// reported "not shopped" and the list gets no summary (the notifiers still
+// hear that the run failed).
+func (r *run) notStarted(ctx context.Context, cause error) (Result, error) {
+	if r.journal != nil {
+		r.journal.Discard()
+		r.journal = nil
+	}
+	r.mu.Lock()
+	r.unstarted = true
+	r.mu.Unlock()
+	return r.fail(ctx, nil, cause)
 }
 
 // finish ends a run that shopped (or was cancelled while shopping).
@@ -814,7 +842,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		StartedAt:  r.started,
 		FinishedAt: finished,
 		Items:      r.orderedResults(),
-		CartURL:    r.cfg.Store.CartURL,
+		CartURL:    r.cartLink(),
 		Usage:      r.totalUsage(),
 		Cancelled:  state == runstatus.StateCancelled,
 
@@ -844,6 +872,9 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		res.Error = cause.Error()
 	}
 	res.Logins = r.loginCount()
+	r.mu.Lock()
+	res.NotStarted = r.unstarted
+	r.mu.Unlock()
 	if r.host != nil {
 		res.Relaunches = r.host.Relaunches()
 	}
@@ -873,6 +904,9 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 	}
 	r.setState(state, msg)
 	r.mu.Lock()
+	if msg == "" && r.nothing != "" {
+		msg = "Nothing to shop: " + r.nothing + "." // the terminal's last line
+	}
 	ev := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunFinished, RunID: r.id, State: state, Progress: r.progress, Message: msg, Summary: &sum, Pack: pack}
 	r.mu.Unlock()
 	r.emit(ev)
@@ -884,7 +918,12 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 // sendSummary gives the summary to the provider and every notifier; a
 // failure is logged, never fatal.
 func (r *run) sendSummary(ctx context.Context, sum report.Summary) {
-	if err := r.cfg.Provider.SendSummary(ctx, sum); err != nil {
+	r.mu.Lock()
+	unstarted := r.unstarted
+	r.mu.Unlock()
+	if unstarted {
+		// Nothing was shopped: the list gets no summary (no file).
+	} else if err := r.cfg.Provider.SendSummary(ctx, sum); err != nil {
 		r.log.Warn("the list provider could not take the summary", "err", err)
 	}
 	for _, n := range r.cfg.Notifiers {
@@ -895,6 +934,14 @@ func (r *run) sendSummary(ctx context.Context, sum report.Summary) {
 			r.log.Warn("a notifier could not send the summary", "notifier", fmt.Sprintf("%T", n), "err", err)
 		}
 	}
+}
+
+// cartLink is the cart address the household is given ("" when none).
+func (r *run) cartLink() string {
+	if r.cfg.Store.NoCartLink {
+		return ""
+	}
+	return r.cfg.Store.CartURL
 }
 
 func (r *run) storeName() string {

@@ -211,6 +211,7 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 		return shoppinglist.Added{}, "the remembered product page could not be opened (" + firstLine(err) + ")", ""
 	}
 	if !samePage(t.URL(), rem.URL) {
+		it.replayChanged = true
 		return shoppinglist.Added{}, "the remembered product page now leads to " + t.URL(), ""
 	}
 	r.log.Debug("replay: page loaded", "item", it.p.item.Name, "after", time.Since(t0).Round(time.Millisecond))
@@ -219,9 +220,11 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 		return shoppinglist.Added{}, "the product page could not be read (" + firstLine(err) + ")", ""
 	}
 	if !els["root"].Found {
+		it.replayChanged = true
 		return shoppinglist.Added{}, "the remembered product page shows no product (it may be gone)", ""
 	}
 	if why := checkProduct(els, rem, pp.ProductIDAttr != "", r.cfg.ReplayMaxPriceChange); why != "" {
+		it.replayChanged = true // the product is not the remembered one as it was
 		return shoppinglist.Added{}, why, ""
 	}
 	id := els["root"].Attr
@@ -253,7 +256,11 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 			return shoppinglist.Added{}, "clicking add to cart failed (" + firstLine(err) + ")", led.holds(ctx, id, i-1, after.holds(id, before))
 		}
 		after, err = it.waitCart(ctx, t, before, after, id, i)
-		if err != nil {
+		var refused *addRefused
+		switch {
+		case errors.As(err, &refused):
+			return shoppinglist.Added{}, refused.why, led.holds(ctx, id, i, after.holds(id, before))
+		case err != nil:
 			return shoppinglist.Added{}, "the cart did not change as expected after adding (" + firstLine(err) + ")", led.holds(ctx, id, i, after.holds(id, before))
 		}
 	}
@@ -425,10 +432,13 @@ func checkProduct(els map[string]browser.Element, rem Remembered, hasID bool, ma
 }
 
 // waitCart waits (bounded by replayAddWait) until the cart holds n more
-// units than before, answering a postal-code dialog on the way. last is the
-// cart as last read. With a count on the page (the product's own, else the
-// header's), each wait is one in-page wait for that count to change or
-// the dialog to appear; with neither, the cart endpoint is polled.
+// units than before, answering the store's postal-code dialog on the way
+// (a store whose session forgot the delivery address asks again, as the
+// demo store does in a new process). last is the cart as last read. With a
+// count on the page (the product's own, else the header's), each wait is
+// one in-page wait for that count to change or the dialog to appear; with
+// neither, the cart endpoint is polled. A dialog it cannot answer, or an
+// add the page says the store refused, is an *addRefused.
 func (it *itemRun) waitCart(ctx context.Context, t replayTab, before, last cartState, id string, n int) (cartState, error) {
 	r := it.r
 	pp := r.cfg.Store.Product
@@ -436,16 +446,18 @@ func (it *itemRun) waitCart(ctx context.Context, t replayTab, before, last cartS
 	if pp.InCart != "" {
 		watch = pp.Root + " " + pp.InCart
 	}
-	postal := ""
-	if pp.PostalInput != "" && r.cfg.PostalCode != "" {
-		postal = pp.PostalInput
-	}
+	dialog := pp.PostalInput
 	deadline := r.now().Add(replayAddWait)
 	shown := last.shown
 	now := last
+	answered := "" // the postal code entered in the dialog
 	for {
 		if watch != "" {
-			if _, err := t.WaitChange(ctx, watch, shown, postal, max(deadline.Sub(r.now()), time.Millisecond)); err != nil {
+			appears := dialog
+			if answered != "" {
+				appears = "" // once answered, the count's change is what comes
+			}
+			if _, err := t.WaitChange(ctx, watch, shown, appears, max(deadline.Sub(r.now()), time.Millisecond)); err != nil {
 				return now, err
 			}
 		}
@@ -454,20 +466,44 @@ func (it *itemRun) waitCart(ctx context.Context, t replayTab, before, last cartS
 		if err == nil && now.units(id)-before.units(id) >= n {
 			return now, nil
 		}
-		if err == nil {
-			shown = now.shown
-		}
-		if postal != "" {
-			if els, err := t.ReadElements(ctx, map[string]string{"in": postal}, ""); err == nil && els["in"].Visible {
-				// The first add of a session asks for the postal code; the
-				// store adds the unit once it has it.
-				postal = ""
-				if err := t.FillElement(ctx, pp.PostalInput, r.cfg.PostalCode); err == nil {
-					_ = t.PressElement(ctx, pp.PostalSubmit)
-				}
+		if watch != "" {
+			// What the page shows now, read or not ("Adding…"): the next
+			// wait is for it to change again, not a spin on the same text.
+			if els, rerr := t.ReadElements(ctx, map[string]string{"w": watch}, ""); rerr == nil {
+				shown = els["w"].Text
 			}
 		}
+		asks := false
+		if dialog != "" {
+			els, err := t.ReadElements(ctx, map[string]string{"in": dialog}, "")
+			asks = err == nil && els["in"].Visible
+		}
+		if asks && answered == "" {
+			// The store asks where to deliver before it adds (the first
+			// add of a session, also when the session forgot it); it adds
+			// the unit once it has the postal code, so the wait goes on.
+			if r.cfg.PostalCode == "" {
+				return now, &addRefused{why: "the store asks for a delivery postal code before adding, and none is configured (postal_code)"}
+			}
+			answered = r.cfg.PostalCode
+			if err := t.FillElement(ctx, pp.PostalInput, answered); err != nil {
+				return now, &addRefused{why: "the store asks for a delivery postal code and it could not be entered (" + firstLine(err) + ")"}
+			}
+			if err := t.PressElement(ctx, pp.PostalSubmit); err != nil {
+				return now, &addRefused{why: "the store asks for a delivery postal code and it could not be confirmed (" + firstLine(err) + ")"}
+			}
+			r.log.Debug("replay: answered the store's postal-code dialog", "item", it.p.item.Name)
+			continue
+		}
 		if r.now().After(deadline) {
+			if asks {
+				return now, &addRefused{why: "the store did not take the delivery postal code " + answered + " (its dialog is still open)"}
+			}
+			if said := strings.TrimSpace(shown); watch != "" && err != nil && said != "" {
+				// The page says something that is not a count: the store's
+				// own answer to the add ("This product is out of stock.").
+				return now, &addRefused{why: fmt.Sprintf("the store did not add it (the page says %q)", said)}
+			}
 			if err == nil {
 				err = fmt.Errorf("the cart holds %d, %d expected", now.units(id), before.units(id)+n)
 			}
@@ -482,6 +518,12 @@ func (it *itemRun) waitCart(ctx context.Context, t replayTab, before, last cartS
 		}
 	}
 }
+
+// addRefused is an add the store did not take: why says what it asked
+// for or answered instead (the reason the replay hands over).
+type addRefused struct{ why string }
+
+func (e *addRefused) Error() string { return e.why }
 
 // replayAddWait bounds the wait for one add to land in the cart.
 const replayAddWait = 20 * time.Second

@@ -35,6 +35,13 @@ type productPage struct {
 	// ledger): 0 the same as the page shows, -1 no request at all.
 	ledger   int
 	ledgerID string // the product the request names ("": the page's id)
+	// asks: a press opens the store's postal-code dialog instead of
+	// adding (the product's count text goes blank, as the demo's does);
+	// the dialog's submit then adds the unit. refuses: a press shows this
+	// answer of the store instead of adding.
+	asks, dialog bool
+	refuses      string
+	filled       string // what was typed into the dialog
 
 	units, presses int
 }
@@ -62,7 +69,15 @@ func (p *productPage) el(sel string) browser.Element {
 	case pp.Add:
 		return browser.Element{Found: true, Visible: true, Text: "Add to cart"}
 	case pp.Root + " " + pp.InCart:
+		if p.dialog {
+			return browser.Element{Found: true, Visible: true}
+		}
+		if p.refuses != "" && p.presses > 0 {
+			return browser.Element{Found: true, Visible: true, Text: p.refuses}
+		}
 		return browser.Element{Found: true, Visible: true, Text: p.status(p.units)}
+	case pp.PostalInput:
+		return browser.Element{Found: p.dialog, Visible: p.dialog}
 	}
 	return browser.Element{}
 }
@@ -83,14 +98,23 @@ func (p *productPage) Load(_ context.Context, url string) error {
 }
 func (p *productPage) URL() string                                { return p.url }
 func (p *productPage) ClickElement(context.Context, string) error { return errors.New("not used") }
-func (p *productPage) FillElement(context.Context, string, string) error {
-	return errors.New("no dialog")
+func (p *productPage) FillElement(_ context.Context, sel, text string) error {
+	if !p.dialog || sel != store.Demo().Product.PostalInput {
+		return errors.New("no dialog")
+	}
+	p.filled = text
+	return nil
 }
 func (p *productPage) FetchJSON(context.Context, string) ([]byte, error) {
 	return nil, errors.New("not used")
 }
 func (p *productPage) ReplayOnly(context.Context, bool) error { return nil }
 func (p *productPage) PressElement(_ context.Context, sel string) error {
+	if p.dialog && sel == store.Demo().Product.PostalSubmit {
+		p.dialog = false
+		p.adds() // the store adds the unit it held back
+		return nil
+	}
 	if sel != store.Demo().Product.Add {
 		return errors.New("no such element")
 	}
@@ -98,6 +122,19 @@ func (p *productPage) PressElement(_ context.Context, sel string) error {
 		p.onPress(p)
 	}
 	p.presses++
+	switch {
+	case p.asks && p.filled == "":
+		p.dialog = true
+	case p.refuses != "":
+	default:
+		p.adds()
+	}
+	return nil
+}
+
+// adds is what the store does for an add that goes through: the page's
+// units and the tab's ledger (the store's cart request).
+func (p *productPage) adds() {
 	p.units += max(p.perPress, 1)
 	if n := p.ledger; n >= 0 {
 		if n == 0 {
@@ -109,10 +146,10 @@ func (p *productPage) PressElement(_ context.Context, sel string) error {
 		}
 		p.addToCart(id, n)
 	}
-	return nil
 }
-func (p *productPage) WaitChange(_ context.Context, sel, from, _ string, _ time.Duration) (bool, error) {
-	return p.el(sel).Text != from, nil
+
+func (p *productPage) WaitChange(_ context.Context, sel, from, appears string, _ time.Duration) (bool, error) {
+	return p.el(sel).Text != from || (appears != "" && p.el(appears).Visible), nil
 }
 
 // TestReplayHandsOverOnAHostilePage: every way a product page can lie
@@ -227,6 +264,53 @@ func TestReplayHandsOverOnAHostilePage(t *testing.T) {
 			t.Fatalf("replay with no remembered price: %+v, %q, %d clicks", added, why, p.presses)
 		}
 	})
+}
+
+// TestReplaySaysWhyTheStoreDidNotAdd: an add the store did not take is
+// handed over with the store's own reason — a postal-code dialog (answered
+// with the configured code, which a store whose session forgot it asks
+// again), or the store's answer — never "the cart did not change as
+// expected", and never as a product that changed.
+func TestReplaySaysWhyTheStoreDidNotAdd(t *testing.T) {
+	rem := Remembered{Name: "Natrel 2% Milk 2 L", URL: "https://www.metro.ca/en/p/milk", ProductID: "milk", Price: "$5.49", Size: "2 L"}
+	page := func() *productPage {
+		return &productPage{fakeTab: &fakeTab{host: &fakeHost{}}, id: "milk", name: "2% Milk", brand: "Natrel", size: "2 L", price: "$5.49", status: inCart, units: 3}
+	}
+	for _, tc := range []struct {
+		name, postal string
+		page         func(p *productPage)
+		why          string // "" : replayed
+		changed      bool
+	}{
+		{"the dialog answered with the configured code", "H2X 1Y4", func(p *productPage) { p.asks = true }, "", false},
+		{"the dialog and no postal code", "", func(p *productPage) { p.asks = true }, "asks for a delivery postal code before adding, and none is configured", false},
+		{"the store's answer", "H2X 1Y4", func(p *productPage) { p.refuses = "This product is out of stock." }, `the store did not add it (the page says "This product is out of stock.")`, false},
+		{"a changed product", "H2X 1Y4", func(p *productPage) { p.id = "milk-4l" }, "another product", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := page()
+			tc.page(p)
+			it := replayItem()
+			it.r.cfg.PostalCode = tc.postal
+			// The wait for an add ends at its deadline at once: each
+			// reading of the clock is a minute later.
+			clock := time.Now()
+			it.r.now = func() time.Time { clock = clock.Add(time.Minute); return clock }
+			added, why, _ := it.replayDirect(context.Background(), p, rem)
+			if tc.why == "" {
+				if why != "" || added.Quantity != 1 || p.units != 4 || p.filled != tc.postal {
+					t.Fatalf("replay: %+v, %q, %d units, typed %q; want one unit added after typing %q", added, why, p.units, p.filled, tc.postal)
+				}
+				return
+			}
+			if !strings.Contains(why, tc.why) || strings.Contains(why, "did not change as expected") || it.replayChanged != tc.changed {
+				t.Fatalf("replay handed over with %q (product changed: %v); want %q (changed: %v)", why, it.replayChanged, tc.why, tc.changed)
+			}
+			if p.units != 3 || added.Quantity != 0 {
+				t.Errorf("%d units in the cart, %+v reported; want nothing added", p.units, added)
+			}
+		})
+	}
 }
 
 // inCart is the demo store's count text for n units.

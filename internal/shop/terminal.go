@@ -80,7 +80,7 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 	switch ev.Kind {
 	case runstatus.KindRunStarted:
 		t.started = ev.Time
-		t.line(t.m.T("terminal.shopping", "n", ev.Progress.Total))
+		t.line(pluralT(t.m, "terminal.shopping", ev.Progress.Total))
 	case runstatus.KindStateChanged:
 		switch ev.State {
 		case runstatus.StateAuthenticating:
@@ -88,7 +88,8 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 		case runstatus.StateReviewing:
 			t.line(t.m.T("terminal.reviewing"))
 		case runstatus.StateFailed:
-			t.line(t.m.T("terminal.run_failed", "message", ev.Message))
+			// Its reason is the command's own last line (said once).
+			t.line(t.m.T("terminal.run_failed"))
 		case runstatus.StateCancelled:
 			t.line(t.m.T("terminal.run_stopped"))
 		}
@@ -116,6 +117,10 @@ func (t *Terminal) Handle(ev runstatus.Event) {
 		case runstatus.StateCancelled:
 			t.line(t.m.T("terminal.stopped_after", "done", p.Done, "total", p.Total, "added", p.Added, "not_found", p.NotFound, "failed", p.Failed))
 		default:
+			if ev.Message != "" {
+				t.line(ev.Message) // "Nothing to shop: …"
+				return
+			}
 			t.line(t.m.T("terminal.done", "added", p.Added, "not_found", p.NotFound, "failed", p.Failed, "total", p.Total))
 		}
 		return
@@ -196,7 +201,7 @@ func finishedLine(m messages.Catalog, it report.ItemResult) string {
 		}
 	}
 	if it.Turns > 0 {
-		parts = append(parts, m.T("terminal.turns", "n", it.Turns))
+		parts = append(parts, pluralT(m, "terminal.turns", it.Turns))
 	}
 	if it.Attempts > 1 {
 		parts = append(parts, m.T("terminal.attempts", "n", it.Attempts))
@@ -262,7 +267,7 @@ func (r Review) TextIn(m messages.Catalog) string {
 	var b strings.Builder
 	b.WriteString(m.T("terminal.review") + "\n")
 	if r.Before != nil && r.After != nil {
-		b.WriteString("  " + m.T("terminal.review_units", "before", r.Before.Units(), "after", r.After.Units()) + "\n")
+		b.WriteString("  " + m.T("terminal.review_units", "before", r.Before.Units(), "units", pluralT(m, "terminal.units", r.Before.Units()), "after", r.After.Units()) + "\n")
 	}
 	if len(r.Changes) > 0 {
 		b.WriteString("  " + m.T("terminal.review_changes") + "\n")
@@ -302,4 +307,13 @@ func (r Review) TextIn(m messages.Catalog) string {
 		b.WriteString("  " + m.T("terminal.review_check_out", "url", r.CartURL) + "\n")
 	}
 	return b.String()
+}
+
+// plural is one or many by n.
+// pluralT is key's text for n: key+"_one" for 1, else key with {n}.
+func pluralT(m messages.Catalog, key string, n int) string {
+	if n == 1 {
+		return m.T(key + "_one")
+	}
+	return m.T(key, "n", n)
 }

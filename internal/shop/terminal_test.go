@@ -52,7 +52,7 @@ func TestTerminal(t *testing.T) {
 			t.Fatal("Follow did not return after run_finished")
 		}
 		out := b.String()
-		for _, w := range []string{"milk", "started", "Natrel 2% 2 L · $5.49 · 4 turns · 3.2s", "✗ caviar", "not found: Not sold here.", "! bread", "failed: model_error: 500", "2 attempts", "waiting for your answer: Which milk?", "Done: 1 added, 1 not found, 1 failed of 3."} {
+		for _, w := range []string{"milk", "started", "Natrel 2% 2 L · $5.49 · 4 model calls · 3.2s", "✗ caviar", "not found: Not sold here.", "! bread", "failed: model_error: 500", "2 attempts", "waiting for your answer: Which milk?", "Done: 1 added, 1 not found, 1 failed of 3."} {
 			if !strings.Contains(out, w) {
 				t.Errorf("tty=%v: output lacks %q:\n%s", tty, w, out)
 			}
@@ -77,7 +77,7 @@ func TestPrintResult(t *testing.T) {
 	res := Result{Summary: report.Summary{RunID: "r1", Items: []report.ItemResult{{ItemName: "milk", Outcome: report.OutcomeAdded}}}, Review: &rev, JournalPath: "/data/runs/r1.json", State: runstatus.StateReviewReady}
 	var b bytes.Buffer
 	PrintResult(&b, res)
-	for _, w := range []string{"Cart review", "Natrel 2% 2 L at $5.49: 0 → 1 (for milk)", "⚠", `"bread"`, "https://x/cart", "Journal: /data/runs/r1.json"} {
+	for _, w := range []string{"Cart review", "Natrel 2% 2 L at $5.49: 0 → 1 (for milk)", "⚠", `"bread"`, "https://x/cart", "The run's record (for troubleshooting): /data/runs/r1.json"} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, b.String())
 		}

@@ -1,6 +1,7 @@
 package shoppinglist
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -325,6 +326,29 @@ type Plan struct {
 	// out (not tagged #404 or #failed: an ordinary run shops them); 0 for
 	// an ordinary run's plan (PlanRetry).
 	Untagged int
+}
+
+// NothingToShop says why a plan with nothing to shop has nothing: "the
+// list has no open item (2 completed; 1 tagged #404 or #failed by an
+// earlier run: --retry-tagged shops it again; 1 with no name)".
+func NothingToShop(p Plan) string {
+	var why []string
+	n := func(k int, one, many string) {
+		if k == 1 {
+			why = append(why, "1 "+one)
+		} else if k > 1 {
+			why = append(why, fmt.Sprintf("%d %s", k, many))
+		}
+	}
+	n(p.Completed, "completed", "completed")
+	n(len(p.Tagged), "tagged #404 or #failed by an earlier run (--retry-tagged shops it again)", "tagged #404 or #failed by an earlier run (--retry-tagged shops them again)")
+	n(len(p.Unnamed), "with no name (empty or only tags)", "with no name (empty or only tags)")
+	n(len(p.TooLong), fmt.Sprintf("with a name longer than %d characters", MaxNameRunes), fmt.Sprintf("with a name longer than %d characters", MaxNameRunes))
+	n(p.Untagged, "not tagged (a retry shops only tagged items)", "not tagged (a retry shops only tagged items)")
+	if len(why) == 0 {
+		return "the list has no item"
+	}
+	return "the list has no open item to shop (" + strings.Join(why, "; ") + ")"
 }
 
 // NameTooLong reports whether an item name is over MaxNameRunes (spaces

@@ -497,8 +497,11 @@ func (f *YAMLFile) parse(data []byte) (*document, error) {
 			return nil, ferr(n.Line, "item %d must be a name or a mapping with a name, found %s", i+1, kindName(n))
 		}
 		if e.item.Name == "" && e.item.ID == "" {
-			// Never written: a placeholder so a run can report it.
-			e.item.ID = fmt.Sprintf("unnamed-line-%d", n.Line)
+			// Never written: a placeholder so a run can report it. By the
+			// entry's place in the list, not its line: the first read
+			// turns the bare names above it into mappings (more lines), and
+			// a run that reads the list again must know it as the same one.
+			e.item.ID = fmt.Sprintf("unnamed-item-%d", i+1)
 		}
 		d.entries = append(d.entries, e)
 	}

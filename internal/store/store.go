@@ -105,6 +105,10 @@ type Profile struct {
 	CartJSONURL string
 	// PostalCodeHint tells the model how the store asks for a postal code.
 	PostalCodeHint string
+	// DefaultPostalCode is the postal code used when none is configured:
+	// set only for a store that accepts any (the demo store), so that the
+	// agent and a replay answer its delivery dialog the same way.
+	DefaultPostalCode string
 	// Product tells code how to read a product page and add it, for the
 	// replay of a remembered product without a model (see ProductPage).
 	Product ProductPage
@@ -413,6 +417,7 @@ func Demo() Profile {
 		IgnoreHTTPSErrors: true,
 		CartJSONURL:       "https://www.metro.ca/api/cart",
 		PostalCodeHint:    `The store shows a "Delivery or Pickup?" dialog asking for a postal code on the first add to cart.`,
+		DefaultPostalCode: "H2X 1Y4",
 		// Exactly the demo store's product page (package demostore).
 		Product: ProductPage{
 			Root: "#product", ProductIDAttr: "data-product-id",

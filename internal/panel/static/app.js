@@ -284,7 +284,7 @@ function renderItems() {
       chip(outcomeWord(it.outcome), { added: 'good', not_found: 'warn', failed: 'bad', in_progress: 'busy' }[outcome], outcomeIcons[outcome]));
     const lines = [];
     if (it.product_name) lines.push(el('div', { className: 'product' }, it.product_name, it.price && it.price.Text ? el('span', { className: 'price', textContent: it.price.Text }) : null));
-    if (it.replay && it.outcome) lines.push(el('div', { className: 'detail', textContent: it.replay === 'replayed' ? t('replay_replayed') : it.replay.startsWith('replay fell back') ? t('replay_fell_back') : t('replay_agent') }));
+    if (it.replay && it.outcome) lines.push(el('div', { className: 'detail', textContent: it.replay === 'replayed' ? t('replay_replayed') : it.replay.startsWith('replay fell back') ? t(it.replay_changed ? 'replay_fell_back' : 'replay_not_taken') : t('replay_agent') }));
     if (clean(it.explanation)) lines.push(el('div', { className: 'detail', textContent: clean(it.explanation) }));
     if (!it.outcome) {
       const line = el('div', { className: 'activity', textContent: activityText(it, asking) });
