@@ -154,11 +154,11 @@ func TestTerminalInFrench(t *testing.T) {
 	PrintResultIn(&b, res, fr)
 	out := b.String()
 	for _, w := range []string{
-		"Courses : 3 article(s)…", "commencé", "attend votre réponse : Which milk?",
-		"Natrel 2% 2 L · 5,49\u00a0$ · 4 tours", "introuvable : Not sold here.", "échec : model_error: 500", "2 essais",
+		"Courses : 3 articles…", "commencé", "attend votre réponse : Which milk?",
+		"Natrel 2% 2 L · 5,49\u00a0$ · 4 appels au modèle", "introuvable : Not sold here.", "échec : model_error: 500", "2 essais",
 		"Terminé : 1 ajouté(s), 1 introuvable(s), 1 en échec sur 3.",
 		"Vérification du panier", "Natrel 2% 2 L à 5,49\u00a0$ : 0 → 1 (pour milk)", "Avertissements :",
-		"Vérifiez le panier et passez la commande vous-même : https://x/cart", "Journal : /data/runs/r1.json",
+		"Vérifiez le panier et passez la commande vous-même : https://x/cart", "Le relevé de la course (pour le dépannage) : /data/runs/r1.json",
 		"environ 0,00\u00a0$",
 	} {
 		if !strings.Contains(out, w) {
