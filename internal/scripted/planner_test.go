@@ -546,6 +546,7 @@ func TestParseGoal(t *testing.T) {
 	}{
 		{"Buy it.\nItem: 2% milk\nQuantity: 3\nPostal code: H3B 2Y5", scripted.Goal{Item: "2% milk", Quantity: 3, PostalCode: "H3B 2Y5"}, false},
 		{"Item: eggs", scripted.Goal{Item: "eggs", Quantity: 1}, false},
+		{"Item: eggs\nQuantity: 12 pieces (a count of pieces, not of packages: see \"How many\" below)", scripted.Goal{Item: "eggs", Quantity: 12, Pieces: true}, false},
 		{"Quantity: 2", scripted.Goal{}, true},
 		{"Item: eggs\nQuantity: lots", scripted.Goal{}, true},
 	}

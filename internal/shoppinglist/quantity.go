@@ -58,7 +58,7 @@ var (
 	multipackRE = regexp.MustCompile(`\b(\d{1,3}) ?[x×] ?\d`)
 	// "pack of 6", "paquet de 8", "box of 12".
 	// (A unit after the number makes it a size: "sac de 3 lb".)
-	packOfRE = regexp.MustCompile(`\b(?:pack|paquet|box|boite|boîte|caisse|case|bag|sac) (?:of|de) (\d{1,3})\b(?: ?([\pL%]+))?`)
+	packOfRE = regexp.MustCompile(`\b(?:pack|paquet|box|boite|boîte|caisse|case|bag|sac|bunch|botte|tray|plateau) (?:of|de) (\d{1,3})\b(?: ?([\pL%]+))?`)
 	// "6-pack", "12 pk", "24 ct", "8 count", "10 pieces", "6 unités".
 	packWordRE = regexp.MustCompile(`\b(\d{1,3}) ?-? ?(?:pack|pk|ct|count|pcs|pieces|pièces|morceaux|unités|units)\b`)
 	// "12 eggs", "6 bagels", "30 œufs": a number then a word.

@@ -102,6 +102,7 @@ func TestReadPack(t *testing.T) {
 		{"2% Partly Skimmed Milk 2 L", Pack{Measured: true}},
 		{"Salted Butter 454 g", Pack{Measured: true}},
 		{"Bananas $0.35/lb", Pack{}},
+		{"Bananas bunch of 6, approx. 1.2 kg", Pack{Count: 6, Measured: true}},
 		{"Lemon, each", Pack{}},
 		{"Lait 2 %", Pack{}},
 	}
