@@ -487,10 +487,18 @@ func (p *Planner) add(g Goal, h history, v view, ch choice, search string) gemin
 	if adds == 0 {
 		return say(fmt.Sprintf("%s%d of it in the cart. %s (1 of %d).", pageShows, prod.inCart, addingSentence(ch.name), want), click(ax, ay))
 	}
-	if n := prod.inCart - before; prod.inCart < before+adds && h.addRefused() && n > 0 {
-		// The cart refused an add (the tab's notice says so, and why): a
-		// model stops adding and reports what the cart holds.
-		return say(fmt.Sprintf("The store refused the last add; %s%d of it in the cart; reporting.", pageShows, prod.inCart), gemini.Call(ToolReportAdded, map[string]any{
+	if refused, already := h.refusedAdd(); refused && prod.inCart < before+adds {
+		// The cart refused an add (the tab's notice says so, and how many
+		// the item's tabs had added): a model stops adding and reports
+		// what the cart holds from it.
+		n := prod.inCart - before
+		if already > n {
+			n = already
+		}
+		if n < 1 {
+			return gemini.Reply{Text: "The store refused the add to the cart; nothing of " + ch.name + " is in the cart; stopping."}
+		}
+		return say(fmt.Sprintf("The store refused the last add; %d of it in the cart from this item; reporting.", n), gemini.Call(ToolReportAdded, map[string]any{
 			"item_name":  ch.name,
 			"price_text": prod.price,
 			"url":        ch.url,
@@ -800,26 +808,38 @@ func (h history) lastResponse(name string) (map[string]any, bool) {
 	return nil, false
 }
 
-// addRefused reports whether a response told of an add to the cart the
-// browser refused (the item's cart limit: browser's notice).
-func (h history) addRefused() bool {
-	for _, r := range h.req.AllFunctionResponses() {
-		ns, _ := r.Response["notices"].([]any)
-		for _, n := range ns {
-			if s, _ := n.(string); strings.Contains(s, "The add to the cart was refused") {
-				return true
-			}
+// refusedAdd reads the browser's notice of an add to the cart it refused
+// (the item's cart limit), the latest one: whether there was one, and how
+// many units it says the item's tabs had already added ("…and its tabs
+// have already added 1; adding 1 more would…"), -1 when it does not say.
+func (h history) refusedAdd() (bool, int) {
+	refused, already := false, -1
+	note := func(s string) {
+		if !strings.Contains(s, "The add to the cart was refused") {
+			return
 		}
-		if ns, ok := r.Response["notices"].([]string); ok {
+		refused, already = true, -1
+		if m := alreadyAddedRE.FindStringSubmatch(s); m != nil {
+			already, _ = strconv.Atoi(m[1])
+		}
+	}
+	for _, r := range h.req.AllFunctionResponses() {
+		switch ns := r.Response["notices"].(type) {
+		case []any:
+			for _, n := range ns {
+				s, _ := n.(string)
+				note(s)
+			}
+		case []string:
 			for _, s := range ns {
-				if strings.Contains(s, "The add to the cart was refused") {
-					return true
-				}
+				note(s)
 			}
 		}
 	}
-	return false
+	return refused, already
 }
+
+var alreadyAddedRE = regexp.MustCompile(`its tabs have already added (\d+)`)
 
 // navigations counts the past navigations to u.
 func (h history) navigations(u string) int {

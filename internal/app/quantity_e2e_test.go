@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/scripted"
+)
+
+// TestTwelveEggsIsOneBox (issues 33, 37): "12 eggs" on the demo store —
+// the list parser, the goal, the scripted model and real Chromium — puts
+// one box of 12 in the store's cart, reported as 1, with no quantity
+// warning. A model that reads the count as boxes (as the one of issue 37
+// did: twelve boxes) is refused the second box by the item's cart limit
+// before it reaches the store: the store's cart still holds one box, and
+// the item says its tab was refused.
+func TestTwelveEggsIsOneBox(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		model   scripted.Misbehaviour
+		refused bool
+	}{
+		{"a model that follows the goal", "", false},
+		{"a model that counts boxes", scripted.CountsPackages, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, "12 eggs")
+			if tc.model != "" {
+				e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"eggs": tc.model}
+			}
+			res, err := e.shop(context.Background())
+			if err != nil {
+				t.Fatalf("Shop: %v", err)
+			}
+			var units, lines int
+			var id string
+			for _, l := range e.runner.DemoStore().Cart() {
+				lines++
+				units += l.Quantity
+				id = l.ProductID
+			}
+			if lines != 1 || units != 1 || !strings.HasPrefix(id, "eggs-") || !strings.HasSuffix(id, "-12") {
+				t.Fatalf("the demo store's cart: %d line(s), %d unit(s), last %q; want one box of 12 eggs\n%s",
+					lines, units, id, res.Summary.Markdown())
+			}
+			if len(res.Summary.Items) != 1 {
+				t.Fatalf("items %+v", res.Summary.Items)
+			}
+			it := res.Summary.Items[0]
+			if it.Outcome != report.OutcomeAdded || it.Quantity != 1 {
+				t.Errorf("the item ended %s × %d, want added × 1\n%s", it.Outcome, it.Quantity, res.Summary.Markdown())
+			}
+			refused := false
+			for i := range it.Warnings {
+				if it.WarningText(i).Key == "warning.tab_refused" {
+					refused = true
+				}
+			}
+			if refused != tc.refused {
+				t.Errorf("the item's tab refused: %v, want %v (warnings %q)", refused, tc.refused, it.Warnings)
+			}
+			if res.Pack == nil || len(res.Pack.Items) != 1 {
+				t.Fatalf("the review pack: %+v", res.Pack)
+			}
+			for _, w := range res.Pack.Items[0].Warnings {
+				if w.Kind == reviewpack.WarnQuantityFar {
+					t.Errorf("one box of 12 for 12 eggs is warned about: %q", w.Message)
+				}
+			}
+		})
+	}
+}
