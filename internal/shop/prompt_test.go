@@ -58,16 +58,7 @@ func TestGoal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(g, w) {
-					t.Errorf("goal lacks %q:\n%s", w, g)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(g, w) {
-					t.Errorf("goal has %q:\n%s", w, g)
-				}
-			}
+			checkGoal(t, g, tc.want, tc.notWant)
 			if strings.Contains(g, "\n\n\n") {
 				t.Errorf("goal has runs of blank lines:\n%s", g)
 			}
@@ -110,16 +101,7 @@ func TestGoalSaysTheListsQuantity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(g, w) {
-					t.Errorf("goal lacks %q:\n%s", w, g)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(g, w) {
-					t.Errorf("goal has %q:\n%s", w, g)
-				}
-			}
+			checkGoal(t, g, tc.want, tc.notWant)
 		})
 	}
 }
@@ -155,5 +137,20 @@ func TestJournalAtomicAndReadable(t *testing.T) {
 	}
 	if _, err := NewJournal(filepath.Join(ro, "sub"), JournalRecord{RunID: "x"}); err == nil {
 		t.Error("journal under a file: no error")
+	}
+}
+
+// checkGoal says what the goal g lacks of want and has of notWant.
+func checkGoal(t *testing.T, g string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(g, w) {
+			t.Errorf("goal lacks %q:\n%s", w, g)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(g, w) {
+			t.Errorf("goal has %q:\n%s", w, g)
+		}
 	}
 }
