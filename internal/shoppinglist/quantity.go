@@ -107,7 +107,7 @@ func ReadPack(text string) Pack {
 	if p.Count == 0 {
 		for _, m := range countedRE.FindAllStringSubmatch(s, -1) {
 			c, err := strconv.Atoi(m[1])
-			if err != nil || c < 2 || isUnit(m[2]) {
+			if err != nil || c < 2 || isUnit(m[2]) || notCountedAfterWord[m[2]] {
 				continue
 			}
 			p.Count = c

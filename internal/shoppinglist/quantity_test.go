@@ -104,6 +104,7 @@ func TestReadPack(t *testing.T) {
 		{"Bananas $0.35/lb", Pack{}},
 		{"Bananas bunch of 6, approx. 1.2 kg", Pack{Count: 6, Measured: true}},
 		{"Lemon, each", Pack{}},
+		{"Selection 12 grain bread 675 g", Pack{Measured: true}},
 		{"Lait 2 %", Pack{}},
 	}
 	for _, tt := range tests {
