@@ -10,26 +10,30 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
 )
 
-// TestTwelveEggsIsOneBox (issues 33, 37): "12 eggs" on the demo store —
-// the list parser, the goal, the scripted model and real Chromium — puts
+// TestTwelveEggsIsOneBox (issues 33, 34, 37): "12 eggs" on the demo store
+// — the list parser, the goal, the scripted model and real Chromium — puts
 // one box of 12 in the store's cart, reported as 1, with no quantity
-// warning. A model that reads the count as boxes (as the one of issue 37
-// did: twelve boxes) is refused the second box by the item's cart limit
-// before it reaches the store: the store's cart still holds one box, and
-// the item says its tab was refused.
+// warning; "3 apples" one bag of apples (sold by weight). A model that
+// reads the count as boxes (as the one of issue 37 did: twelve boxes) is
+// refused the second box by the item's cart limit before it reaches the
+// store: the store's cart still holds one box, and the item says its tab
+// was refused.
 func TestTwelveEggsIsOneBox(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		model   scripted.Misbehaviour
-		refused bool
+		name         string
+		item, query  string
+		model        scripted.Misbehaviour
+		idIs, idEnds string // the product id's start and end
+		refused      bool
 	}{
-		{"a model that follows the goal", "", false},
-		{"a model that counts boxes", scripted.CountsPackages, true},
+		{"a model that follows the goal", "12 eggs", "eggs", "", "eggs-", "-12", false},
+		{"a model that counts boxes", "12 eggs", "eggs", scripted.CountsPackages, "eggs-", "-12", true},
+		{"three apples are one bag", "3 apples", "apples", "", "apples-", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newE2E(t, "12 eggs")
+			e := newE2E(t, tc.item)
 			if tc.model != "" {
-				e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"eggs": tc.model}
+				e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{tc.query: tc.model}
 			}
 			res, err := e.shop(context.Background())
 			if err != nil {
@@ -42,9 +46,9 @@ func TestTwelveEggsIsOneBox(t *testing.T) {
 				units += l.Quantity
 				id = l.ProductID
 			}
-			if lines != 1 || units != 1 || !strings.HasPrefix(id, "eggs-") || !strings.HasSuffix(id, "-12") {
-				t.Fatalf("the demo store's cart: %d line(s), %d unit(s), last %q; want one box of 12 eggs\n%s",
-					lines, units, id, res.Summary.Markdown())
+			if lines != 1 || units != 1 || !strings.HasPrefix(id, tc.idIs) || !strings.HasSuffix(id, tc.idEnds) {
+				t.Fatalf("the demo store's cart: %d line(s), %d unit(s), last %q; want one package of %s…%s\n%s",
+					lines, units, id, tc.idIs, tc.idEnds, res.Summary.Markdown())
 			}
 			if len(res.Summary.Items) != 1 {
 				t.Fatalf("items %+v", res.Summary.Items)
@@ -67,7 +71,7 @@ func TestTwelveEggsIsOneBox(t *testing.T) {
 			}
 			for _, w := range res.Pack.Items[0].Warnings {
 				if w.Kind == reviewpack.WarnQuantityFar {
-					t.Errorf("one box of 12 for 12 eggs is warned about: %q", w.Message)
+					t.Errorf("one package for %q is warned about: %q", tc.item, w.Message)
 				}
 			}
 		})
