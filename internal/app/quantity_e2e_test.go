@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // TestTwelveEggsIsOneBox (issues 33, 34, 37): "12 eggs" on the demo store
@@ -75,5 +77,36 @@ func TestTwelveEggsIsOneBox(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTwelveEggsReplaysOneBox (issue 33): next week's run of "12 eggs"
+// replays the remembered box by code and adds one box again — the packages
+// that cover the item, read from the product's page — not twelve.
+func TestTwelveEggsReplaysOneBox(t *testing.T) {
+	e := newE2E(t, "12 eggs")
+	calls := &agentCalls{n: map[string]int{}}
+	e.deps.Scripted.Wrap = calls.wrap
+	if _, err := e.shop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	calls.take()
+	srv := e.runner.DemoStore()
+	before := cartUnits(srv)
+	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: 12 eggs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.shop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := cartUnits(srv)
+	it := res.Summary.Items[0]
+	if it.Outcome != report.OutcomeAdded || it.Replay != "replayed" || calls.take()["12 eggs"] != 0 {
+		t.Fatalf("the second run: %s, replay %q; want replayed by code\n%s", it.Outcome, it.Replay, res.Summary.Markdown())
+	}
+	id := store.ProductID(it.URL)
+	if got := after[id] - before[id]; got != 1 || it.Quantity != 1 {
+		t.Errorf("the replay added %d × %s and reported %d; want one box of 12", got, id, it.Quantity)
 	}
 }
