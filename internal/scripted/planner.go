@@ -180,7 +180,7 @@ func ParseGoal(text string) (Goal, error) {
 // model reads them (one box of "12 eggs" for 12 eggs; the goal's "How
 // many").
 func (g Goal) units(productText string) int {
-	return shoppinglist.Packages(g.Quantity, g.Pieces, shoppinglist.ReadPack(productText))
+	return shoppinglist.Packages(g.Quantity, g.Pieces, shoppinglist.ReadPackFor(productText, g.Item))
 }
 
 // Reply decides the next model turn for req.

@@ -2,6 +2,7 @@ package shoppinglist
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,10 +28,16 @@ import (
 // depends on the product (ReadPack reads its name and size as the store
 // shows them), and Packages says how many:
 //
-//	the product is sold             "12 eggs"   "3 apples"   "6 bagels"
-//	in packs of a count (12, 6, 30) ceil(12/12)=1 ceil(3/6)=1 ceil(6/6)=1
-//	by weight or volume (3 lb bag)  1           1            1
-//	loose (each, per lb, no size)   12          3            6
+//	the product is sold                      "12 eggs"     "3 apples"   "2 baguettes"
+//	in packs of a count (12, 6, 30)          ceil(12/12)=1 ceil(3/6)=1  ceil(2/6)=1
+//	a bag of pieces by weight (3 lb bag)     1             1            1
+//	one piece by weight (a 300 g baguette)   12            3            2
+//	loose (each, per lb, no size)            12            3            2
+//
+// A package by weight or volume holds several pieces (a bag) when its text
+// names a container ("bag", "sac", "bunch", "tray"…) or the item's pieces
+// in the plural ("Gala Apples 3 lb"); otherwise it is one piece ("Baguette
+// 300 g", "Pineapple 1.5 kg").
 //
 // A count of packages is that many packages, whatever the product.
 
@@ -43,6 +50,10 @@ type Pack struct {
 	// Measured: the package is a weight or a volume ("3 lb bag", "2 L",
 	// "454 g"), not a count.
 	Measured bool
+	// Bag: a measured package of several pieces — its text names a
+	// container ("3 lb bag", "sac de 3 lb") or, read for an item
+	// (ReadPackFor), the item's pieces in the plural ("Gala Apples 3 lb").
+	Bag bool
 }
 
 // Loose reports whether the product is sold by the piece: neither counted
@@ -65,6 +76,8 @@ var (
 	countedRE = regexp.MustCompile(`(?:^|[^\d.,])(\d{1,3}) ([\pL][\pL'-]*)`)
 	// a number then a unit: "2 L", "454 g", "3 lb bag", "1.36 kg".
 	measuredRE = regexp.MustCompile(`\d(?:[.,]\d+)? ?([\pL%]+)`)
+	// a container of several pieces.
+	bagRE = regexp.MustCompile(`\b(?:bags?|sacs?|bunch|bunches|bottes?|nets?|filets?|trays?|barquettes?|clamshell|boxe?s?|boîtes?|boites?|packs?|paquets?|cartons?|caisses?|cases?)\b`)
 	// priced by weight: "$1.99/lb", "4,39 $/kg", "per lb", "le kg".
 	perWeightRE = regexp.MustCompile(`(?:/ ?|\bper |\bau |\ble |\bla )(?:lb|kg|g|100 ?g|livre)\b`)
 )
@@ -104,6 +117,7 @@ func ReadPack(text string) Pack {
 			p.Measured = true
 		}
 	}
+	p.Bag = p.Measured && bagRE.MatchString(s)
 	if p.Count == 0 {
 		for _, m := range countedRE.FindAllStringSubmatch(s, -1) {
 			c, err := strconv.Atoi(m[1])
@@ -117,11 +131,26 @@ func ReadPack(text string) Pack {
 	return p
 }
 
+// ReadPackFor is ReadPack for an item whose product words are product
+// ("apples", "Granny Smith apples", "pommes de terre"): a measured package
+// whose text names the item's pieces in the plural is a bag of them ("Gala
+// Apples 3 lb").
+func ReadPackFor(text, product string) Pack {
+	p := ReadPack(text)
+	if p.Measured && !p.Bag {
+		if noun := pieceNoun(strings.Fields(product)); noun != "" && plural(noun) {
+			p.Bag = slices.Contains(strings.Fields(normalisePhrase(text)), normalisePhrase(noun))
+		}
+	}
+	return p
+}
+
 // Packages is how many packages of a product sold as pack buy what a list
 // item asks for: n of them when it counts packages (pieces false); when it
 // counts pieces, the packages that cover n — ceil(n / pack count) for a
-// counted package, one package by weight or volume, n when the product is
-// sold loose. Never less than 1.
+// counted package, one bag of pieces by weight, n when each package is one
+// piece (by weight: a baguette) or the product is sold loose. Never less
+// than 1.
 func Packages(n int, pieces bool, pack Pack) int {
 	n = max(n, 1)
 	switch {
@@ -129,16 +158,20 @@ func Packages(n int, pieces bool, pack Pack) int {
 		return n
 	case pack.Count > 0:
 		return (n + pack.Count - 1) / pack.Count
-	case pack.Measured:
+	case pack.Bag:
 		return 1
 	}
 	return n
 }
 
 // PackagesFor is how many packages of the product the store shows as
-// productText buy the item (Packages).
+// productText buy the item (Packages, ReadPackFor).
 func (it Item) PackagesFor(productText string) int {
-	return Packages(it.Quantity, it.Pieces, ReadPack(productText))
+	product := it.Product
+	if product == "" {
+		product = Parse(it.Name).Product
+	}
+	return Packages(it.Quantity, it.Pieces, ReadPackFor(productText, product))
 }
 
 // FarFrom reports whether units packages of the product the store shows as
@@ -190,12 +223,17 @@ var linkWords = map[string]bool{
 // ("2 bags of apples"). A singular noun ("2 milk", "3 yogurt") is counted
 // in packages.
 func countsPieces(product []string) bool {
-	if len(product) == 0 {
+	if len(product) == 0 || containers[strings.ToLower(product[0])] {
 		return false
 	}
-	if containers[strings.ToLower(product[0])] {
-		return false
-	}
+	noun := pieceNoun(product)
+	return noun != "" && plural(noun)
+}
+
+// pieceNoun is the noun a count counts: the last word before a link word
+// ("apples" in "Granny Smith apples", "pommes" in "pommes de terre"),
+// lower case.
+func pieceNoun(product []string) string {
 	noun := ""
 	for _, w := range product {
 		lw := strings.ToLower(w)
@@ -204,10 +242,7 @@ func countsPieces(product []string) bool {
 		}
 		noun = lw
 	}
-	if noun == "" {
-		return false
-	}
-	return plural(noun)
+	return noun
 }
 
 // plural: an English or French plural ("eggs", "œufs", "choux"), not a
