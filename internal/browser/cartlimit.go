@@ -2,9 +2,11 @@ package browser
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -157,6 +159,7 @@ func (h *Host) refuseAdd(sess playwright.CDPSession, st *pageState, id string, e
 	if c.Kind != store.CartAdd {
 		return false
 	}
+	c.ProductText = h.addedProductText(sess, c.ProductID)
 	key := requestKey(method, raw)
 	// One decision at a time per tab: two adds sent together are counted
 	// one after the other.
@@ -186,6 +189,49 @@ func (h *Host) refuseAdd(sess playwright.CDPSession, st *pageState, id string, e
 	st.grants = append(st.grants, &cartGrant{key: key, units: max(c.Quantity, 1)})
 	st.mu.Unlock()
 	return false
+}
+
+// productTextWait bounds the guard's read of an added product's text.
+const productTextWait = 5 * time.Second
+
+// maxProductText bounds the text read of an added product.
+const maxProductText = 500
+
+// addedProductText reads what the tab's page shows of the product an add
+// names (Profile.AddedProductText: its name and size), for the cart limit
+// to know how it is sold; "" when the profile names no selector, the add no
+// product, or the page shows none. The page's scripts run while the add is
+// paused, so the read does not wait for it; it is bounded all the same (a
+// page whose main thread is stuck answers late: the read then returns ""
+// and its call ends with the session).
+func (h *Host) addedProductText(sess playwright.CDPSession, productID string) string {
+	sel := h.profile.AddedProductText
+	if sel == "" || productID == "" {
+		return ""
+	}
+	js, _ := json.Marshal(sel)
+	id, _ := json.Marshal(productID)
+	expr := fmt.Sprintf(`(() => { const sel = %s.split("{id}").join(CSS.escape(%s));
+  return Array.from(document.querySelectorAll(sel), e => (e.innerText || e.textContent || "").trim()).join(" ").slice(0, %d); })()`,
+		js, id, maxProductText)
+	got := make(chan string, 1)
+	go func() {
+		res, err := sess.Send("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+		text := ""
+		if m, ok := res.(map[string]any); ok && err == nil {
+			if v, ok := m["result"].(map[string]any); ok {
+				text, _ = v["value"].(string)
+			}
+		}
+		got <- text
+	}()
+	select {
+	case t := <-got:
+		return t
+	case <-time.After(productTextWait):
+		h.log.Debug("reading the added product's text took too long", "product", productID)
+		return ""
+	}
 }
 
 func (s *pageState) itemName() string {

@@ -3,6 +3,7 @@ package browser
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -16,7 +17,9 @@ import (
 // product page's Add button twice. The first add reaches the store; the
 // second is refused by the tab's cart limit before it does (the page sees a
 // failed request). The store's cart holds exactly one more unit, and the
-// tab's ledger records the second add as refused.
+// tab's ledger records the second add as refused. The limit is told what
+// the page shows of the product each add names (its name and size: how it
+// is sold, for a count of pieces).
 func TestCartLimitRefusesASecondAdd(t *testing.T) {
 	f := sharedDemo(t)
 	ctx := testCtx(t)
@@ -33,10 +36,12 @@ func TestCartLimitRefusesASecondAdd(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var asked []int
+	var texts []string
 	mustDo(t, "set the cart limit", tab.LimitCart(func(add store.CartChange, tabUnits int) error {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, tabUnits)
+		texts = append(texts, add.ProductText)
 		if tabUnits+max(add.Quantity, 1) > 1 {
 			return errors.New("the item asks for 1")
 		}
@@ -87,6 +92,11 @@ func TestCartLimitRefusesASecondAdd(t *testing.T) {
 	mu.Lock()
 	if len(asked) != 2 || asked[0] != 0 || asked[1] != 1 {
 		t.Errorf("the limit was asked with tab units %v, want [0 1]", asked)
+	}
+	for _, text := range texts {
+		if !strings.Contains(text, "Carrots") || !strings.Contains(text, "2 lb bag") {
+			t.Errorf("the limit was told the product shows %q, want its name and size (Carrots, 2 lb bag)", text)
+		}
 	}
 	mu.Unlock()
 	// A quantity change is not an add: it passes with the limit reached.

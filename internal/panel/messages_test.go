@@ -53,7 +53,7 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 		"state_":      {string(runstatus.StateIdle), string(runstatus.StateInitializing), string(runstatus.StateAuthenticating), string(runstatus.StateShopping), string(runstatus.StateReviewing), string(runstatus.StateReviewReady), string(runstatus.StateCancelled), string(runstatus.StateFailed)},
 		"outcome_":    {string(report.OutcomeAdded), string(report.OutcomeNotFound), string(report.OutcomeFailed), string(report.OutcomeDuplicate), string(report.OutcomeSkipped), string(report.OutcomeNotShopped), "in_progress"},
 		"confidence_": {string(reviewpack.Replayed), string(reviewpack.AgentOneMatch), string(reviewpack.AgentChose), string(reviewpack.Agent), string(reviewpack.Substitute), string(reviewpack.Household)},
-		"warn_":       {string(reviewpack.WarnPriceChanged), string(reviewpack.WarnOutOfStock), string(reviewpack.WarnSubstitute), string(reviewpack.WarnUnreportedUnit), string(reviewpack.WarnMissing), string(reviewpack.WarnQuantityShort), string(reviewpack.WarnPriceDiffers), string(reviewpack.WarnNotAsked)},
+		"warn_":       {string(reviewpack.WarnPriceChanged), string(reviewpack.WarnOutOfStock), string(reviewpack.WarnSubstitute), string(reviewpack.WarnUnreportedUnit), string(reviewpack.WarnMissing), string(reviewpack.WarnQuantityShort), string(reviewpack.WarnPriceDiffers), string(reviewpack.WarnNotAsked), string(reviewpack.WarnQuantityFar)},
 		"policy_":     {"no_substitute", "always_ask", "any_brand"},
 	}
 	for prefix, values := range families {

@@ -18,6 +18,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 // Confidence says how the product of an item was chosen.
@@ -66,6 +67,11 @@ const (
 	// WarnNotAsked: added without the household's answer, although the
 	// item says always ask (report.ItemResult.NotAsked).
 	WarnNotAsked WarningKind = "not_asked"
+	// WarnQuantityFar: the units added are far from what the item names —
+	// at least twice, or at most half, the packages that cover its count
+	// of pieces (twelve 12-packs for "12 eggs", three 3 lb bags for "3
+	// apples": shoppinglist.Packages). First among the item's warnings.
+	WarnQuantityFar WarningKind = "quantity_far"
 )
 
 // Warning is one thing about an item the household should check.
@@ -375,6 +381,9 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 		if r.Outcome == report.OutcomeAdded {
 			it.ProductName, it.URL, it.Price = r.ProductName, r.URL, r.Price
 			it.ProductID = productID(r.URL, after)
+			if w, ok := quantityFar(r, it.ProductID, after); ok {
+				it.Warnings = append(it.Warnings, w)
+			}
 			it.Confidence, it.Matches = confidence(r)
 			if it.Confidence == Substitute {
 				it.Warnings = append(it.Warnings, warn(WarnSubstitute,
@@ -402,6 +411,38 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 		p.Items = append(p.Items, it)
 	}
 	return p
+}
+
+// quantityFar is the warning of an item that counts pieces ("12 eggs",
+// "3 apples") and got a number of packages far from the packages that
+// cover them (shoppinglist.Packages), read from the product's name as
+// reported and as the cart shows it. A count of packages ("2x milk") is
+// checked by the cart review (WarnQuantityShort) and the tab's own adds
+// (WarnUnreportedUnit).
+func quantityFar(r report.ItemResult, id string, after *Cart) (Warning, bool) {
+	var item shoppinglist.Item
+	item.SetName(r.ItemName)
+	if !item.Pieces {
+		return Warning{}, false
+	}
+	text := r.ProductName
+	if after != nil && id != "" {
+		for _, l := range after.Lines {
+			if l.ProductID == id {
+				text += " " + l.Name
+			}
+		}
+	}
+	units := max(r.Quantity, 1)
+	if !item.FarFrom(units, text) {
+		return Warning{}, false
+	}
+	product := r.ProductName
+	if product == "" {
+		product = "@warning.no_product_name"
+	}
+	return warn(WarnQuantityFar, messages.Say("warning.quantity_far", "item", r.ItemName, "units", units,
+		"product", product, "want", item.PackagesFor(text))), true
 }
 
 // confidence says how an added item's product was chosen.

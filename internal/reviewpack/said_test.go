@@ -43,6 +43,9 @@ func TestWarningsSaidInEveryLanguage(t *testing.T) {
 		{WarnUnreportedUnit, added(func(r *report.ItemResult) {
 			r.AddWarning(messages.Say("warning.tab_refused", "tries", 2, "units", 2, "want", 1))
 		}), nil},
+		{WarnQuantityFar, added(func(r *report.ItemResult) {
+			r.ItemName, r.ProductName, r.Quantity = "12 eggs", "Burnbrae Farms Large White Eggs, 12 eggs", 12
+		}), nil},
 		{WarnMissing, added(func(*report.ItemResult) {}), issue(WarnMissing, messages.Say("warning.missing", "item", "milk", "product", "@warning.no_product_name"))},
 		{WarnQuantityShort, added(func(*report.ItemResult) {}), issue(WarnQuantityShort, messages.Say("warning.quantity_short", "item", "milk", "want", 2, "product", "Milk", "got", 1))},
 		{WarnPriceDiffers, added(func(*report.ItemResult) {}), issue(WarnPriceDiffers, messages.Say("warning.price_differs", "item", "milk", "reported", "$5.49", "cart", "$5.50", "product", "Milk"))},
@@ -84,7 +87,7 @@ func TestWarningsSaidInEveryLanguage(t *testing.T) {
 			t.Errorf("%s: said in French %q (English left: %q)", tc.kind, said, left)
 		}
 	}
-	for _, k := range []WarningKind{WarnPriceChanged, WarnOutOfStock, WarnSubstitute, WarnUnreportedUnit, WarnMissing, WarnQuantityShort, WarnPriceDiffers, WarnNotAsked} {
+	for _, k := range []WarningKind{WarnPriceChanged, WarnOutOfStock, WarnSubstitute, WarnUnreportedUnit, WarnMissing, WarnQuantityShort, WarnPriceDiffers, WarnNotAsked, WarnQuantityFar} {
 		if !seen[k] {
 			t.Errorf("no case for %s", k)
 		}

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 // Tool names the planner calls (declared by the shopping run).
@@ -63,6 +64,10 @@ const (
 	NoReport Misbehaviour = "no_report"
 	// Stuck clicks an inert spot forever (the agent's loop detection ends it).
 	Stuck Misbehaviour = "stuck"
+	// CountsPackages reads a count of pieces as a count of packages ("12
+	// eggs" as twelve boxes of 12, as a model that ignores the goal's "How
+	// many" does): the item's cart limit must refuse the second box.
+	CountsPackages Misbehaviour = "counts_packages"
 )
 
 // Options configure a Planner.
@@ -113,7 +118,7 @@ func New(opts Options) *Planner {
 var (
 	replayHeld   = regexp.MustCompile(`the cart now holds (\d+) of this product \(it held (\d+) before\)`)
 	earlierAdded = regexp.MustCompile(`An earlier attempt at this item stopped after it had already added to the cart: (\d+) × product ([A-Za-z0-9_-]+)`)
-	replayURL    = regexp.MustCompile(`This item was bought before: .* — (https://\S+/p/[^\s.]+)\.`)
+	replayURL    = regexp.MustCompile(`This item was bought before: (.*) — (https://\S+/p/[^\s.]+)\.`)
 )
 
 // Script returns the planner as a fake-Gemini script.
@@ -121,16 +126,19 @@ func (p *Planner) Script() gemini.Script { return p.Reply }
 
 // Goal is what the planner reads from the goal text.
 type Goal struct {
-	Item       string
-	Quantity   int
+	Item     string
+	Quantity int
+	// Pieces: the goal's quantity counts pieces ("Quantity: 12 pieces"),
+	// which the packages of the chosen product cover (units).
+	Pieces     bool
 	PostalCode string
 	// Wrong is the product the household rejected ("Wrong product: …",
 	// its address or name): never chosen.
 	Wrong string
 }
 
-// ParseGoal reads the lines "Item: …", "Quantity: n" (default 1) and
-// "Postal code: …" (optional) from a goal text.
+// ParseGoal reads the lines "Item: …", "Quantity: n" or "Quantity: n
+// pieces …" (default 1) and "Postal code: …" (optional) from a goal text.
 func ParseGoal(text string) (Goal, error) {
 	g := Goal{Quantity: 1}
 	for _, line := range strings.Split(text, "\n") {
@@ -144,11 +152,16 @@ func ParseGoal(text string) (Goal, error) {
 		case "Item":
 			g.Item = v
 		case "Quantity":
-			n, err := strconv.Atoi(v)
+			f := strings.Fields(v)
+			n, err := 0, errors.New("empty")
+			if len(f) > 0 {
+				n, err = strconv.Atoi(f[0])
+			}
 			if err != nil || n < 1 {
 				return Goal{}, fmt.Errorf("the goal's Quantity line %q is not a positive number", v)
 			}
 			g.Quantity = n
+			g.Pieces = len(f) > 1 && f[1] == "pieces"
 		case "Postal code":
 			g.PostalCode = v
 		case "Wrong product":
@@ -159,6 +172,15 @@ func ParseGoal(text string) (Goal, error) {
 		return Goal{}, errors.New(`the goal has no "Item: …" line`)
 	}
 	return g, nil
+}
+
+// units is how many units of the product the page shows as productText
+// the goal asks for: its quantity, or — when it counts pieces — the
+// packages that cover them, read from the product's name and size as a
+// model reads them (one box of "12 eggs" for 12 eggs; the goal's "How
+// many").
+func (g Goal) units(productText string) int {
+	return shoppinglist.Packages(g.Quantity, g.Pieces, shoppinglist.ReadPackFor(productText, g.Item))
 }
 
 // Reply decides the next model turn for req.
@@ -194,6 +216,8 @@ func (p *Planner) Reply(req *gemini.Request) gemini.Reply {
 		if !h.navigated(u) {
 			return say("Let me look at the checkout first.", navigate(u))
 		}
+	case CountsPackages:
+		g.Pieces = false
 	}
 
 	v := readView(req)
@@ -247,14 +271,14 @@ func (p *Planner) handedOver(req *gemini.Request, g Goal, h history, v view) (ge
 	}
 	now, _ := strconv.Atoi(m[1])
 	was, _ := strconv.Atoi(m[2])
-	if now-was < g.Quantity || h.navigations(u[1]) > 1 {
+	if now-was < g.units(u[1]) || h.navigations(u[2]) > 1 {
 		return gemini.Reply{}, false
 	}
-	if !sameURL(v.url, u[1]) {
-		if h.navigated(u[1]) {
+	if !sameURL(v.url, u[2]) {
+		if h.navigated(u[2]) {
 			return gemini.Reply{}, false
 		}
-		return say("The replay says the cart holds it; opening its page to check.", navigate(u[1])), true
+		return say("The replay says the cart holds it; opening its page to check.", navigate(u[2])), true
 	}
 	prod, ok := v.productPage()
 	if !ok || prod.inCart < now {
@@ -263,7 +287,7 @@ func (p *Planner) handedOver(req *gemini.Request, g Goal, h history, v view) (ge
 	return say(fmt.Sprintf("The page shows %d of it in the cart; reporting.", prod.inCart), gemini.Call(ToolReportAdded, map[string]any{
 		"item_name":  prod.display(),
 		"price_text": prod.price,
-		"url":        u[1],
+		"url":        u[2],
 		"quantity":   now - was,
 	})), true
 }
@@ -312,7 +336,7 @@ func (p *Planner) choose(req *gemini.Request, g Goal, h history, v view, search 
 	if m := earlierAdded.FindStringSubmatch(req.Goal()); m != nil {
 		units, _ := strconv.Atoi(m[1])
 		for _, t := range tiles {
-			if t.id() == m[2] && units >= g.Quantity && t.inCart >= units {
+			if t.id() == m[2] && units >= g.units(t.display()) && t.inCart >= units {
 				return say(fmt.Sprintf("An earlier attempt already added it and the page shows %d in the cart; reporting.", t.inCart), gemini.Call(ToolReportAdded, map[string]any{
 					"item_name":  t.display(),
 					"price_text": t.price,
@@ -459,8 +483,28 @@ func (p *Planner) add(g Goal, h history, v view, ch choice, search string) gemin
 	}
 	ax, ay := prod.add.center()
 	before, adds := h.adding()
+	want := g.units(prod.display())
 	if adds == 0 {
-		return say(fmt.Sprintf("%s%d of it in the cart. %s (1 of %d).", pageShows, prod.inCart, addingSentence(ch.name), g.Quantity), click(ax, ay))
+		return say(fmt.Sprintf("%s%d of it in the cart. %s (1 of %d).", pageShows, prod.inCart, addingSentence(ch.name), want), click(ax, ay))
+	}
+	if refused, already := h.refusedAdd(); refused && prod.inCart < before+adds {
+		// The cart refused an add (the tab's notice says so, and how many
+		// the item's tabs had added): a model stops adding and reports
+		// what the cart holds from it.
+		n := prod.inCart - before
+		if already > n {
+			n = already
+		}
+		if n < 1 {
+			return gemini.Reply{Text: "The store refused the add to the cart; nothing of " + ch.name + " is in the cart; stopping."}
+		}
+		return say(fmt.Sprintf("The store refused the last add; %d of it in the cart from this item; reporting.", n), gemini.Call(ToolReportAdded, map[string]any{
+			"item_name":  ch.name,
+			"price_text": prod.price,
+			"url":        ch.url,
+			"quantity":   n,
+			"matches":    ch.matches,
+		}))
 	}
 	if prod.inCart < before+adds {
 		// A model watches the page's "Adding…" turn into the count.
@@ -470,8 +514,8 @@ func (p *Planner) add(g Goal, h history, v view, ch choice, search string) gemin
 		return gemini.Reply{Text: fmt.Sprintf("I clicked Add to cart %d times but the page shows %d of %s in the cart (expected %d); is the shopper signed in?",
 			adds, prod.inCart, ch.name, before+adds)}
 	}
-	if adds < g.Quantity {
-		return say(fmt.Sprintf("%s (%d of %d).", addingSentence(ch.name), adds+1, g.Quantity), click(ax, ay))
+	if adds < want {
+		return say(fmt.Sprintf("%s (%d of %d).", addingSentence(ch.name), adds+1, want), click(ax, ay))
 	}
 	price := prod.price
 	if price == "" {
@@ -481,7 +525,7 @@ func (p *Planner) add(g Goal, h history, v view, ch choice, search string) gemin
 		"item_name":  ch.name,
 		"price_text": price,
 		"url":        ch.url,
-		"quantity":   g.Quantity,
+		"quantity":   want,
 		"matches":    ch.matches,
 	}))
 }
@@ -763,6 +807,39 @@ func (h history) lastResponse(name string) (map[string]any, bool) {
 	}
 	return nil, false
 }
+
+// refusedAdd reads the browser's notice of an add to the cart it refused
+// (the item's cart limit), the latest one: whether there was one, and how
+// many units it says the item's tabs had already added ("…and its tabs
+// have already added 1; adding 1 more would…"), -1 when it does not say.
+func (h history) refusedAdd() (bool, int) {
+	refused, already := false, -1
+	note := func(s string) {
+		if !strings.Contains(s, "The add to the cart was refused") {
+			return
+		}
+		refused, already = true, -1
+		if m := alreadyAddedRE.FindStringSubmatch(s); m != nil {
+			already, _ = strconv.Atoi(m[1])
+		}
+	}
+	for _, r := range h.req.AllFunctionResponses() {
+		switch ns := r.Response["notices"].(type) {
+		case []any:
+			for _, n := range ns {
+				s, _ := n.(string)
+				note(s)
+			}
+		case []string:
+			for _, s := range ns {
+				note(s)
+			}
+		}
+	}
+	return refused, already
+}
+
+var alreadyAddedRE = regexp.MustCompile(`its tabs have already added (\d+)`)
 
 // navigations counts the past navigations to u.
 func (h history) navigations(u string) int {

@@ -546,6 +546,7 @@ func TestParseGoal(t *testing.T) {
 	}{
 		{"Buy it.\nItem: 2% milk\nQuantity: 3\nPostal code: H3B 2Y5", scripted.Goal{Item: "2% milk", Quantity: 3, PostalCode: "H3B 2Y5"}, false},
 		{"Item: eggs", scripted.Goal{Item: "eggs", Quantity: 1}, false},
+		{"Item: eggs\nQuantity: 12 pieces (a count of pieces, not of packages: see \"How many\" below)", scripted.Goal{Item: "eggs", Quantity: 12, Pieces: true}, false},
 		{"Quantity: 2", scripted.Goal{}, true},
 		{"Item: eggs\nQuantity: lots", scripted.Goal{}, true},
 	}
@@ -585,4 +586,35 @@ func TestPlannerWhenThePageDisagrees(t *testing.T) {
 		wantCall(t, only(t, c.step(nil)), "navigate", map[string]any{"url": milkSearch})
 		wantClick(t, only(t, c.step(nil)), addBox(0))
 	})
+}
+
+// TestPlannerCoversPiecesWithPackages (issues 33, 37): a goal that counts
+// pieces ("Quantity: 12 pieces") is covered by the packages the product's
+// size says — one box of "12 eggs" — and a count of packages is that many.
+func TestPlannerCoversPiecesWithPackages(t *testing.T) {
+	const eggsPage = "https://www.metro.ca/en/online-grocery/aisles/dairy-eggs/large-white-eggs/p/eggs-large-12"
+	eggs := tile{name: "Large White Eggs", brand: "Burnbrae Farms", size: "12 eggs", price: "$4.29", url: eggsPage}
+	for _, tc := range []struct {
+		quantity string
+		units    int
+	}{
+		{"12 pieces (a count of pieces, not of packages)", 1},
+		{"24 pieces (a count of pieces, not of packages)", 2},
+		{"2", 2},
+	} {
+		t.Run(tc.quantity, func(t *testing.T) {
+			c := newConvo(t, scripted.New(scripted.Options{ProductPages: true}), "Item: eggs\nQuantity: "+tc.quantity+"\n")
+			c.page = results([]tile{eggs}, "")
+			only(t, c.step(nil)) // the search
+			c.page = productPage(eggs)
+			only(t, c.step(nil)) // its page, none in the cart
+			for i := 1; i <= tc.units; i++ {
+				in := eggs
+				in.inCart = i
+				c.page = productPage(in) // what the click's screenshot shows
+				wantClick(t, only(t, c.step(nil)), pageAdd)
+			}
+			wantCall(t, only(t, c.step(nil)), scripted.ToolReportAdded, map[string]any{"url": eggsPage, "quantity": tc.units})
+		})
+	}
 }

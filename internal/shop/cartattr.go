@@ -95,17 +95,36 @@ func (it *itemRun) setTab(t Tab) {
 // cartLimit is the item's cart limit (browser.CartLimit): an add that
 // would take the units the item has added — the store's accepted adds of
 // its earlier tabs, for any product, and the current tab's (accepted or on
-// their way) — beyond the item's quantity is refused. The retry after an
-// add is the case it exists for: told of the earlier add, the model must
-// not add again, and now it cannot.
+// their way) — beyond the packages the item asks for is refused. The retry
+// after an add is the case it exists for: told of the earlier add, the
+// model must not add again, and now it cannot.
+//
+// The packages the item asks for are the household's rule
+// (shoppinglist.Packages): a count of packages ("2x milk") is that many; a
+// count of pieces ("12 eggs") is the packages of the added product that
+// cover it — one box of 12 — read from what the page shows of the product
+// as the add goes out (store.CartChange.ProductText). A product whose text
+// could not be read counts as sold loose: the count is the limit, and the
+// review's warning (reviewpack.WarnQuantityFar) says when that was far off.
 //
 // The current tab's units are the browser's count (tabUnits: its accepted
 // and unanswered adds); what the item's accepted quantity changes took out
 // again (a wrong product removed) is subtracted.
 func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
-	want := max(it.p.item.Quantity, 1)
 	it.cartMu.Lock()
 	defer it.cartMu.Unlock()
+	text := add.ProductText
+	switch {
+	case text == "":
+		text = it.addedTexts[add.ProductID]
+	case add.ProductID != "":
+		if it.addedTexts == nil {
+			it.addedTexts = map[string]string{}
+		}
+		it.addedTexts[add.ProductID] = text
+	}
+	item := it.p.item
+	want := item.PackagesFor(text)
 	all := append(append([]browser.CartRequest(nil), it.cart...), it.tabRequestsLocked()...)
 	removed := rawAdds(all) - sumUnits(effectOf(all).added)
 	have := max(rawAdds(it.cart)+tabUnits-removed, 0)
@@ -114,6 +133,11 @@ func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
 		return nil
 	}
 	it.refused = append(it.refused, add)
+	it.refusedWant = want
+	if item.Pieces {
+		return fmt.Errorf("this item asks for %d pieces (%q), which %d package(s) of this product cover (%q), and its tabs have already added %d; adding %d more would put a package in the cart that nobody asked for (report what is already in the cart instead)",
+			item.Quantity, item.Name, want, text, have, units)
+	}
 	return fmt.Errorf("this item asks for %d and its tabs have already added %d; adding %d more would put a unit in the cart that nobody asked for (report what is already in the cart instead)",
 		want, have, units)
 }
@@ -215,6 +239,7 @@ func (it *itemRun) cartWarnings(res report.ItemResult) []messages.Text {
 	var warns []messages.Text
 	it.cartMu.Lock()
 	refused := append([]store.CartChange(nil), it.refused...)
+	refusedWant := it.refusedWant
 	it.cartMu.Unlock()
 	if len(refused) > 0 {
 		units := 0
@@ -222,7 +247,7 @@ func (it *itemRun) cartWarnings(res report.ItemResult) []messages.Text {
 			units += max(c.Quantity, 1)
 		}
 		warns = append(warns, messages.Say("warning.tab_refused",
-			"tries", len(refused), "units", units, "want", max(it.p.item.Quantity, 1)))
+			"tries", len(refused), "units", units, "want", max(refusedWant, 1)))
 	}
 	if res.Outcome != report.OutcomeAdded {
 		outcome := "@warning.outcome_" + string(res.Outcome)

@@ -12,6 +12,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
@@ -276,5 +277,60 @@ func TestRetryToldWhenAnEarlierCartChangeMayHaveAdded(t *testing.T) {
 		if u := (&url.URL{Scheme: "https", Host: "www.metro.ca", Path: "/en" + p}); !metro.IsCartChange("POST", u) {
 			t.Errorf("setup path %s is not one of metro's cart paths", p)
 		}
+	}
+}
+
+// TestCartLimitCountsPackagesThatCoverPieces (issues 33, 34, 37): the
+// item's cart limit follows the household's rule — "12 eggs" lets one box
+// of 12 through and refuses the second; "3 apples" lets one 3 lb bag
+// through, or three loose apples; "2x eggs" two boxes. A product whose
+// text the page did not show counts as sold loose, unless an earlier add of
+// the same product said how it is sold.
+func TestCartLimitCountsPackagesThatCoverPieces(t *testing.T) {
+	const box, bag, loose = "Large White Eggs 12 eggs", "Gala Apples 3 lb bag", "Gala Apple each"
+	tests := []struct {
+		item    string
+		text    string // what the page shows of the product added
+		allowed int    // adds of one unit let through, one after the other
+	}{
+		{"12 eggs", box, 1},
+		{"a dozen eggs", box, 1},
+		{"une douzaine d'œufs", "Gros œufs blancs 12 œufs", 1},
+		{"24 eggs", box, 2},
+		{"2x eggs", box, 2},
+		{"3 apples", bag, 1},
+		{"trois pommes", bag, 1},
+		{"3 apples", loose, 3},
+		{"3 apples", "", 3},
+		{"2 milk", "2% Milk 2 L", 2},
+		{"milk", "2% Milk 2 L", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.item+" as "+tc.text, func(t *testing.T) {
+			var item shoppinglist.Item
+			item.SetName(tc.item)
+			it := &itemRun{p: &planned{item: item}}
+			allowed := 0
+			for tabUnits := range 5 {
+				if it.cartLimit(store.CartChange{Kind: store.CartAdd, ProductID: "p", Quantity: 1, ProductText: tc.text}, tabUnits) != nil {
+					break
+				}
+				allowed++
+			}
+			if allowed != tc.allowed {
+				t.Errorf("%d adds let through, want %d", allowed, tc.allowed)
+			}
+		})
+	}
+	// The text read once stands for the product's later adds.
+	var eggs shoppinglist.Item
+	eggs.SetName("12 eggs")
+	it := &itemRun{p: &planned{item: eggs}}
+	if err := it.cartLimit(store.CartChange{Kind: store.CartAdd, ProductID: "eggs-12", Quantity: 1, ProductText: box}, 0); err != nil {
+		t.Fatalf("the first box: %v", err)
+	}
+	err := it.cartLimit(store.CartChange{Kind: store.CartAdd, ProductID: "eggs-12", Quantity: 1}, 1)
+	if err == nil || !strings.Contains(err.Error(), "12 pieces") {
+		t.Errorf("a second box whose text was not read: %v, want refused as 12 pieces in one box", err)
 	}
 }

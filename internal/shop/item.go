@@ -72,8 +72,14 @@ type itemRun struct {
 	cart    []browser.CartRequest
 	tab     Tab
 	tabBase int // the tab's requests before the item took it (another item's)
-	// refused are the adds the item's cart limit stopped (cartLimit).
-	refused []store.CartChange
+	// refused are the adds the item's cart limit stopped (cartLimit), and
+	// the packages the item asked for at the last one.
+	refused     []store.CartChange
+	refusedWant int
+	// addedTexts are what the tabs' pages showed of the products they
+	// added (store.CartChange.ProductText), by product id: how each is
+	// sold, for the cart limit of an add whose text was not read.
+	addedTexts map[string]string
 }
 
 // attemptOut is what one attempt produced.
@@ -284,6 +290,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		Query:         it.query,
 		QueryFromUser: it.fromUser,
 		Quantity:      it.p.item.Quantity,
+		Pieces:        it.p.item.Pieces,
 		PostalCode:    r.cfg.PostalCode,
 		CanAsk:        r.cfg.Resolver != nil,
 		NoSubstitute:  it.policy.NoSub,

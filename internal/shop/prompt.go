@@ -34,8 +34,12 @@ type PromptData struct {
 	Query string
 	// QueryFromUser is set when Query is the user's custom answer.
 	QueryFromUser bool
-	Quantity      int
-	PostalCode    string
+	// Quantity is what the list asks for: a count of packages, or of
+	// pieces when Pieces is set ("12 eggs": the goal then says to add the
+	// packages that cover it, shoppinglist.Packages).
+	Quantity   int
+	Pieces     bool
+	PostalCode string
 	// CanAsk is set when present_options is offered.
 	CanAsk bool
 	// The household's policy for the item (#nosub, #ask, #anybrand, or

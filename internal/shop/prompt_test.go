@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 func TestGoal(t *testing.T) {
@@ -36,8 +37,9 @@ func TestGoal(t *testing.T) {
 			[]string{"Item: oat milk\n", `the user asked to search for "oat milk" instead`}, nil},
 		{"no postal code", "metro", func(d *PromptData) { d.PostalCode = ""; d.Quantity = 1; d.ItemName = "milk" },
 			[]string{"pick home delivery"}, []string{"Postal code:", "raise the quantity", "shopping list says"}},
-		{"a count that is a package size", "metro", func(d *PromptData) { d.ItemName, d.Query, d.Quantity = "12 eggs", "eggs", 12 },
-			[]string{`The shopping list says "12 eggs"`, "Quantity: 12\n", "when one package holds exactly that many, add one package"}, nil},
+		{"a count of pieces", "metro", func(d *PromptData) { d.ItemName, d.Query, d.Quantity, d.Pieces = "12 eggs", "eggs", 12, true },
+			[]string{`The shopping list says "12 eggs"`, "Quantity: 12 pieces (a count of pieces, not of packages", "one box of 12 for 12 eggs"},
+			[]string{"raise the quantity to 12", "add it 12 times"}},
 		{"an earlier attempt may have added (metro)", "metro", func(d *PromptData) { d.MaybeAdded = true },
 			[]string{"An earlier attempt at this item may have added it to the cart", "check the cart count before adding"}, nil},
 		{"what an earlier attempt added is known", "demo", func(d *PromptData) {
@@ -56,16 +58,7 @@ func TestGoal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(g, w) {
-					t.Errorf("goal lacks %q:\n%s", w, g)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(g, w) {
-					t.Errorf("goal has %q:\n%s", w, g)
-				}
-			}
+			checkGoal(t, g, tc.want, tc.notWant)
 			if strings.Contains(g, "\n\n\n") {
 				t.Errorf("goal has runs of blank lines:\n%s", g)
 			}
@@ -73,6 +66,43 @@ func TestGoal(t *testing.T) {
 	}
 	if s := p.System(); !strings.Contains(s, "checkout") {
 		t.Errorf("system instruction = %q", s)
+	}
+}
+
+// TestGoalSaysTheListsQuantity (issues 33, 34, 37): the goal says the
+// quantity as the list parser reads it — a count of pieces is covered by
+// packages, a count of packages is that many, a size is one product.
+func TestGoalSaysTheListsQuantity(t *testing.T) {
+	p, err := LoadPrompts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		item    string
+		want    []string
+		notWant []string
+	}{
+		{"12 eggs", []string{"Quantity: 12 pieces", "the packages that cover 12 pieces"}, []string{"raise the quantity to 12"}},
+		{"a dozen eggs", []string{"Quantity: 12 pieces"}, []string{"raise the quantity to 12"}},
+		{"une douzaine d'œufs", []string{"Item: œufs\n", "Quantity: 12 pieces"}, nil},
+		{"3 apples", []string{"Quantity: 3 pieces", "one\n  package;", "3 units"}, []string{"raise the quantity to 3"}},
+		{"three apples", []string{"Quantity: 3 pieces"}, nil},
+		{"2x milk", []string{"Quantity: 2\n", "raise the quantity to 2"}, []string{"pieces"}},
+		{"milk x2", []string{"Quantity: 2\n", "raise the quantity to 2"}, []string{"pieces"}},
+		{"2 milk", []string{"Quantity: 2\n", "raise the quantity to 2"}, []string{"pieces"}},
+		{"2 litres of milk", []string{"Item: 2 litres of milk\n", "Quantity: 1\n", "is the size of one product"}, []string{"pieces", "raise the quantity"}},
+		{"500 g butter", []string{"Quantity: 1\n"}, []string{"pieces", "raise the quantity"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.item, func(t *testing.T) {
+			pp := shoppinglist.Parse(tc.item)
+			g, err := p.Goal("demo", PromptData{StoreName: "the demo store", Host: "www.metro.ca", SearchURL: "https://www.metro.ca/s",
+				ItemName: tc.item, Query: pp.Product, Quantity: pp.Quantity, Pieces: pp.Pieces})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGoal(t, g, tc.want, tc.notWant)
+		})
 	}
 }
 
@@ -107,5 +137,20 @@ func TestJournalAtomicAndReadable(t *testing.T) {
 	}
 	if _, err := NewJournal(filepath.Join(ro, "sub"), JournalRecord{RunID: "x"}); err == nil {
 		t.Error("journal under a file: no error")
+	}
+}
+
+// checkGoal says what the goal g lacks of want and has of notWant.
+func checkGoal(t *testing.T, g string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(g, w) {
+			t.Errorf("goal lacks %q:\n%s", w, g)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(g, w) {
+			t.Errorf("goal has %q:\n%s", w, g)
+		}
 	}
 }

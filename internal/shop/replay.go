@@ -205,7 +205,6 @@ func (r *run) closeReplayTabs() {
 func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered) (shoppinglist.Added, string, string) {
 	r := it.r
 	pp := r.cfg.Store.Product
-	qty := max(it.p.item.Quantity, 1)
 	t0 := time.Now()
 	if err := t.Load(ctx, rem.URL); err != nil {
 		return shoppinglist.Added{}, "the remembered product page could not be opened (" + firstLine(err) + ")", ""
@@ -231,6 +230,9 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 	if id == "" {
 		id = rem.ProductID
 	}
+	// The packages the item asks for, by how the page says the product is
+	// sold (one box of 12 for "12 eggs"; shoppinglist.Packages).
+	qty := it.p.item.PackagesFor(strings.TrimSpace(els["name"].Text + " " + els["size"].Text + " " + rem.Name))
 	// Read from the store's own page: the product's own count (read
 	// above), or a request of the page's own (same origin, its session).
 	var before cartState

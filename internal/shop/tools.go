@@ -191,12 +191,14 @@ func (ts *toolSet) tools() []agent.Tool {
 func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.ToolOutput, error) {
 	name := strings.TrimSpace(argString(args, "item_name"))
 	priceText := strings.TrimSpace(argString(args, "price_text"))
-	qty := argInt(args, "quantity")
-	if qty < 1 {
-		qty = ts.item.p.item.Quantity
-	}
 	if name == "" {
 		name = ts.item.query
+	}
+	qty := argInt(args, "quantity")
+	if qty < 1 {
+		// The packages of this product the item asks for (one box of 12
+		// for "12 eggs").
+		qty = ts.item.p.item.PackagesFor(name)
 	}
 	e := ending{kind: endAdded, tool: ToolReportAdded, matches: max(argInt(args, "matches"), 0), added: shoppinglist.Added{
 		ProductName: name,
@@ -323,7 +325,7 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 			"answer":      "product",
 			"name":        opt.Name,
 			"price":       opt.Price,
-			"instruction": fmt.Sprintf("The household chose %q. Add exactly this product to the cart (quantity %d), check the cart counter, then report it with report_item_added.", opt.Name, it.p.item.Quantity),
+			"instruction": fmt.Sprintf("The household chose %q. Add exactly this product to the cart (quantity %d), check the cart counter, then report it with report_item_added.", opt.Name, it.p.item.PackagesFor(opt.Name)),
 		}
 		if opt.URL != "" {
 			resp["url"] = opt.URL

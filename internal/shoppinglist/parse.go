@@ -29,8 +29,13 @@ type Parsed struct {
 	// Tags are the #tags of the entry, lower case, with the '#', in order,
 	// without repeats.
 	Tags []string
-	// Quantity is the number of units asked for (1 when the entry names none).
+	// Quantity is the number asked for (1 when the entry names none): of
+	// packages, or of pieces when Pieces is set.
 	Quantity int
+	// Pieces: Quantity counts pieces ("12 eggs", "three apples", "a dozen
+	// eggs"), not packages ("2x milk", "2 milk"): the packages that cover
+	// it depend on the product (Packages, quantity.go).
+	Pieces bool
 	// Product is Name without its quantity.
 	Product string
 }
@@ -42,12 +47,17 @@ type Parsed struct {
 // the name.
 //
 // Quantity: "2x milk", "2 x milk", "2× milk", "milk x2", "milk x 2",
-// "milk 2x" and a bare leading count ("3 apples", "12 eggs", in French
-// words too: "deux baguettes", "trois pommes") give a quantity.
+// "milk 2x" count packages. A bare leading count ("3 apples", "12 eggs",
+// "2 milk"; in words too: "two milk", "three apples", "deux baguettes",
+// "trois pommes") and an amount in words ("a dozen eggs", "half a dozen
+// bagels", "2 dozen eggs", "a couple of avocados", "une douzaine d'œufs",
+// "une demi-douzaine de bagels") give a quantity that counts pieces when
+// its noun is plural and not a container ("12 eggs", "3 apples"; not "2
+// milk", "2 bags of apples"): see quantity.go for the rule and its table.
 // A number followed by a unit is a size, not a quantity: "1.5 kg flour",
-// "500 g butter", "2L milk", "2 % milk" are quantity 1 with the whole text as
-// the product. Counts above MaxQuantity, zero and decimals are not
-// quantities either.
+// "500 g butter", "2L milk", "2 litres of milk", "2 % milk" are quantity 1
+// with the whole text as the product. Counts above MaxQuantity, zero and
+// decimals are not quantities either.
 func Parse(raw string) Parsed {
 	var words, tags []string
 	for _, w := range strings.Fields(raw) {
@@ -61,8 +71,8 @@ func Parse(raw string) Parsed {
 		words = append(words, w)
 	}
 	p := Parsed{Name: strings.Join(words, " "), Tags: tags, Quantity: 1}
-	q, product := quantity(words)
-	p.Quantity = q
+	q, pieces, product := quantity(words)
+	p.Quantity, p.Pieces = q, pieces && q > 1
 	p.Product = strings.Join(product, " ")
 	return p
 }
@@ -80,64 +90,79 @@ func isTag(w string) bool {
 	return true
 }
 
-// quantity finds the count in words and returns it with the remaining words.
-func quantity(words []string) (int, []string) {
+// quantity finds the count in words and returns it, whether it counts
+// pieces rather than packages, and the remaining words.
+func quantity(words []string) (int, bool, []string) {
 	n := len(words)
 	if n == 0 {
-		return 1, words
+		return 1, false, words
 	}
 	first := words[0]
 
 	// "2x milk", "2×milk" glued on the left.
 	if c, rest, ok := countWithX(first, true); ok && (rest != "" || n > 1) {
 		if rest == "" {
-			return c, words[1:]
+			return c, false, words[1:]
 		}
-		return c, append([]string{rest}, words[1:]...)
+		return c, false, append([]string{rest}, words[1:]...)
 	}
 	if n < 2 {
-		return 1, words
+		return 1, false, words
 	}
 	second := words[1]
 	// "2 x milk", "2 × milk".
 	if c, ok := count(first); ok && isX(second) && n >= 3 {
-		return c, words[2:]
+		return c, false, words[2:]
 	}
 	// "milk x2", "milk 2x" at the end.
 	last := words[n-1]
 	if c, rest, ok := countWithX(last, false); ok && rest == "" {
-		return c, words[:n-1]
+		return c, false, words[:n-1]
 	}
 	if c, rest, ok := countWithX(last, true); ok && rest == "" {
-		return c, words[:n-1]
+		return c, false, words[:n-1]
 	}
 	// "milk x 2".
 	if n >= 3 && isX(words[n-2]) {
 		if c, ok := count(last); ok {
-			return c, words[:n-2]
+			return c, false, words[:n-2]
 		}
 	}
-	// A bare leading count: "3 apples", "12 eggs", unless a unit follows.
-	if c, ok := count(first); ok && !isUnit(second) {
-		return c, words[1:]
+	// An amount in words: "a dozen eggs", "half a dozen bagels", "a
+	// couple of avocados", "une douzaine d'œufs".
+	if c, pieces, rest, ok := amount(words); ok && c <= MaxQuantity {
+		return c, pieces, rest
 	}
-	return 1, words
+	// A bare leading count: "3 apples", "12 eggs", "two milk", unless a
+	// unit follows ("2 litres of milk") or the word is part of a name
+	// ("three cheese pizza").
+	if c, ok := count(first); ok && !isUnit(second) && !(isWord(first) && notCountedAfterWord[strings.ToLower(second)]) {
+		return c, countsPieces(words[1:]), words[1:]
+	}
+	return 1, false, words
 }
+
+// isWord: w is a count in words, not digits.
+func isWord(w string) bool { return w != "" && (w[0] < '0' || w[0] > '9') }
 
 func isX(w string) bool { return w == "x" || w == "X" || w == "×" || w == "*" }
 
 // countWords are the counts a French list writes in words ("deux
-// baguettes", "douze œufs" is one dozen: see the goal prompt's note on
-// counts that are a package's size). "un"/"une" are left alone: one is the
+// baguettes"; "douze œufs" counts pieces: one box of twelve where the
+// store sells twelve, quantity.go). "un"/"une" are left alone: one is the
 // default, and "une" starts names ("Une tranche de…").
 var countWords = map[string]int{
 	"deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8, "neuf": 9, "dix": 10,
 	"onze": 11, "douze": 12,
 }
 
-// count parses a whole number in 1..MaxQuantity, in digits or (French) words.
+// count parses a whole number in 1..MaxQuantity, in digits or (French or
+// English) words.
 func count(w string) (int, bool) {
 	if c, ok := countWords[strings.ToLower(w)]; ok {
+		return c, true
+	}
+	if c, ok := englishCounts[strings.ToLower(w)]; ok {
 		return c, true
 	}
 	if w == "" || len(w) > 3 {
@@ -222,6 +247,7 @@ func (it *Item) SetName(raw string) {
 	it.Name = p.Name
 	it.Product = p.Product
 	it.Quantity = p.Quantity
+	it.Pieces = p.Pieces
 	for _, t := range p.Tags {
 		if !it.HasTag(t) {
 			it.Tags = append(it.Tags, t)
@@ -385,6 +411,9 @@ func PlanRun(items []Item, retryTagged bool) Plan {
 		if it.Product == "" {
 			pp := Parse(it.Name)
 			it.Product = pp.Product
+			if it.Quantity == pp.Quantity {
+				it.Pieces = pp.Pieces
+			}
 		}
 		if it.RunTagged() && !retryTagged {
 			p.Tagged = append(p.Tagged, it)
@@ -394,7 +423,7 @@ func PlanRun(items []Item, retryTagged bool) Plan {
 		if i, ok := first[k]; ok && k != "" {
 			p.Duplicates = append(p.Duplicates, Duplicate{Item: it, Of: p.ToShop[i]})
 			if it.Quantity > p.ToShop[i].Quantity {
-				p.ToShop[i].Quantity = it.Quantity
+				p.ToShop[i].Quantity, p.ToShop[i].Pieces = it.Quantity, it.Pieces
 			}
 			continue
 		}

@@ -42,8 +42,12 @@ type Item struct {
 	// description key). A run never changes it; its policy phrases ("no
 	// substitute", "always ask", "any brand") count (DescriptionPolicy).
 	Description string
-	// Quantity is parsed from Name (1 when it names none).
+	// Quantity is parsed from Name (1 when it names none): a count of
+	// packages, or of pieces when Pieces is set ("12 eggs": how many
+	// packages buy it depends on the product, PackagesFor).
 	Quantity int
+	// Pieces: Quantity counts pieces, not packages (Parsed.Pieces).
+	Pieces bool
 	// Product is Name without its quantity ("milk" for "2x milk").
 	Product string
 }

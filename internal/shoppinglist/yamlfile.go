@@ -613,7 +613,8 @@ func readItem(m *yaml.Node, ferr errorf) (Item, error) {
 			k, _ := lookup(m, keyQuantity)
 			return it, ferr(k.Line, "quantity %d is not between 1 and %d", q, MaxQuantity)
 		}
-		it.Quantity = int(q)
+		// The quantity key counts packages, as "2x" does.
+		it.Quantity, it.Pieces = int(q), false
 	}
 	return it, nil
 }

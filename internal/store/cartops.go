@@ -43,6 +43,10 @@ type CartChange struct {
 	// Quantity is the units added (CartAdd) or the line's new quantity
 	// (CartSet).
 	Quantity int `json:"quantity,omitempty"`
+	// ProductText is what the tab's page shows of the added product (its
+	// name and size, Profile.AddedProductText), read by the cart guard
+	// before the add goes out; "" when not read.
+	ProductText string `json:"-"`
 }
 
 // maxCartBody bounds the request body read for a cart change: as much

@@ -80,6 +80,15 @@ type Profile struct {
 	// line, so that each tab's cart changes can be read (see CartChange);
 	// a profile without them still attributes every cart change to its tab.
 	CartOps []CartOp
+	// AddedProductText is a CSS selector of the elements that show a
+	// product's name and size on the store's pages (its tile, its page),
+	// with {id} for the product id an add names (CartChange.ProductID):
+	// the cart guard reads their text before it lets an add through, to
+	// know how the product is sold (a box of 12, a 3 lb bag, loose) and so
+	// how many packages cover a count of pieces ("12 eggs" is one box of
+	// 12: shoppinglist.Packages). Empty: not read (the count is then the
+	// limit, as for a product sold loose).
+	AddedProductText string
 	// CartSetupPaths are the cart paths that set up the delivery (postal
 	// code, delivery mode, store, time slot, consent) and change no cart
 	// line; matched like BlockedPaths. A cart change of unknown kind (no
@@ -396,6 +405,8 @@ func Demo() Profile {
 			{Path: "/api/cart/add", Kind: CartAdd, ProductField: "productId", QuantityField: "quantity"},
 			{Path: "/api/cart/update", Kind: CartSet, ProductField: "productId", QuantityField: "quantity"},
 		},
+		AddedProductText: `[data-product-id="{id}"] .tile-name, [data-product-id="{id}"] .tile-size, ` +
+			`#product[data-product-id="{id}"] #product-name, #product[data-product-id="{id}"] #product-size`,
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
 		LoginSteps: []LoginStep{
