@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -115,6 +117,7 @@ func (h History) Runs(context.Context) ([]panel.RunInfo, error) {
 	slices.Sort(paths)
 	slices.Reverse(paths)
 	out := []panel.RunInfo{}
+	var recs []shop.JournalRecord
 	for _, path := range paths {
 		if len(out) == maxRuns {
 			break
@@ -124,13 +127,44 @@ func (h History) Runs(context.Context) ([]panel.RunInfo, error) {
 			continue // not a journal
 		}
 		out = append(out, runInfo(rec))
+		recs = append(recs, rec)
+	}
+	for i := range out {
+		if reshopRun(recs[i], recs[i+1:]) {
+			out[i].Kind = "reshop"
+		}
 	}
 	return out, nil
+}
+
+// reshopWindow is how soon after a Wrong product's action its run starts.
+const reshopWindow = 2 * time.Minute
+
+// reshopRun says whether rec is a Wrong product's run of one item: an
+// older run's review pack has the action that put that item back to be
+// shopped again just before rec started.
+func reshopRun(rec shop.JournalRecord, older []shop.JournalRecord) bool {
+	if len(rec.Items) != 1 {
+		return false
+	}
+	for _, o := range older[:min(len(older), 10)] {
+		if o.Pack == nil {
+			continue
+		}
+		for _, a := range o.Pack.Actions {
+			if a.Kind == reviewpack.ActWrongProduct && a.Reshop == rec.Items[0].Name &&
+				!a.At.After(rec.StartedAt) && rec.StartedAt.Sub(a.At) <= reshopWindow {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func runInfo(rec shop.JournalRecord) panel.RunInfo {
 	info := panel.RunInfo{ID: rec.RunID, Source: rec.Source, State: string(rec.State), StartedAt: rec.StartedAt,
 		FinishedAt: rec.FinishedAt, Error: rec.Error, Items: len(rec.Items), Usage: rec.Usage}
+	var results []report.ItemResult
 	for _, it := range rec.Items {
 		if it.Result == nil {
 			if it.Status == shop.ItemInterrupted || (rec.FinishedAt != nil && it.Status != shop.ItemDone && it.DuplicateOf == "") {
@@ -138,6 +172,7 @@ func runInfo(rec shop.JournalRecord) panel.RunInfo {
 			}
 			continue
 		}
+		results = append(results, *it.Result)
 		switch it.Result.Outcome {
 		case report.OutcomeAdded:
 			info.Added++
@@ -148,6 +183,14 @@ func runInfo(rec shop.JournalRecord) panel.RunInfo {
 		case report.OutcomeNotShopped:
 			info.NotShopped++
 		}
+	}
+	// The total: the cart as last read, else what the run added.
+	if rec.Pack != nil && rec.Pack.Cart != nil {
+		total, _ := rec.Pack.Cart.Total()
+		info.TotalCents = int64(total)
+	} else {
+		total, _ := report.Summary{Items: results}.EstimatedTotal()
+		info.TotalCents = int64(total)
 	}
 	return info
 }
@@ -173,6 +216,7 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 		d.CartURL = rv.CartURL
 		for _, c := range rv.Changes {
 			d.Changes = append(d.Changes, changeText(c))
+			d.ChangeLines = append(d.ChangeLines, panel.CartChange{Name: c.Name, Before: c.Before, After: c.After, Price: c.Price})
 		}
 		for _, w := range rv.Warnings {
 			d.Warnings = append(d.Warnings, w.Message)

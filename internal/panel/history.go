@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -46,6 +47,12 @@ type RunInfo struct {
 	Failed     int          `json:"failed"`
 	NotShopped int          `json:"not_shopped"` // the run was stopped before them
 	Usage      report.Usage `json:"usage"`
+	// TotalCents is the cart's estimated total as last read (after the
+	// run, after each action on it), else the run's added items'.
+	TotalCents int64 `json:"total_cents,omitempty"`
+	// Kind is what the run was when not the list's ("reshop": a Wrong
+	// product's run of one item).
+	Kind string `json:"kind,omitempty"`
 }
 
 // RunDetail is one past run: its items with their attempts, and the review
@@ -59,6 +66,9 @@ type RunDetail struct {
 	// review's warnings.
 	Changes  []string `json:"changes"`
 	Warnings []string `json:"warnings"`
+	// ChangeLines are Changes as data, index for index (the page says
+	// them in its language).
+	ChangeLines []CartChange `json:"change_lines,omitempty"`
 	// WarningTexts are Warnings as catalogue keys and values, index for
 	// index (the page says them in its language; none: Warnings as written).
 	WarningTexts []messages.Text `json:"warning_texts,omitempty"`
@@ -66,6 +76,14 @@ type RunDetail struct {
 	// Pack is the run's review pack, with the household's actions on the
 	// cart since (nil for a run without one).
 	Pack *reviewpack.Pack `json:"pack,omitempty"`
+}
+
+// CartChange is one cart line's change in a run's cart review.
+type CartChange struct {
+	Name   string      `json:"name"`
+	Before int         `json:"before"`
+	After  int         `json:"after"`
+	Price  money.Price `json:"price"`
 }
 
 // RunItem is one list item of a past run.
@@ -387,7 +405,12 @@ func (p *Panel) serveCartAction(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusConflict
 		}
 		p.log.Warn("a cart action failed", "action", req.Kind, "run", req.RunID, "item", req.ItemID, "err", err)
-		http.Error(w, err.Error(), status)
+		msg := err.Error()
+		if errors.Is(err, reviewpack.ErrNotInCart) {
+			// Removed twice, or on the store's page: said plainly.
+			msg = p.opts.Messages.T("panel.cart_gone")
+		}
+		http.Error(w, msg, status)
 		return
 	}
 	p.log.Info("a cart action was taken in the panel", "action", act.Kind, "item", act.ItemName, "before", act.Before, "after", act.After)
