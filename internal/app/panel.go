@@ -342,9 +342,10 @@ func (p *panelProducts) Products(context.Context) ([]panel.Product, error) {
 	if err != nil {
 		return nil, err
 	}
+	words := p.words()
 	out := make([]panel.Product, 0, len(list))
 	for _, e := range list {
-		pp := panel.Product{Key: e.Key, Name: e.Name, URL: e.URL, Size: e.Size, Price: e.Price,
+		pp := panel.Product{Key: e.Key, Words: words[e.Key], Name: e.Name, URL: e.URL, Size: e.Size, Price: e.Price,
 			Quantity: e.Quantity, LastSeen: e.LastSeen, Times: e.TimesChosen, Pinned: e.Pinned, Policy: e.Policy}
 		if s := e.Substitute; s != nil {
 			pp.Substitute = &panel.Substitute{Name: s.Name, URL: s.URL, Price: s.Price, LastSeen: s.LastSeen, ByHousehold: s.ByHousehold, InARow: s.InARow}
@@ -352,6 +353,50 @@ func (p *panelProducts) Products(context.Context) ([]panel.Product, error) {
 		out = append(out, pp)
 	}
 	return out, nil
+}
+
+// wordRuns is how many recent runs name the items' words.
+const wordRuns = 30
+
+// words are the names the household wrote for each item key, newest
+// first, from the recent runs' journals ("bananas" for the key "banane").
+func (p *panelProducts) words() map[string][]string {
+	out := map[string][]string{}
+	if p.cfg.DataDir == "" {
+		return out
+	}
+	paths, err := filepath.Glob(filepath.Join(shop.JournalDir(p.cfg.DataDir), "*.json"))
+	if err != nil {
+		return out
+	}
+	slices.Sort(paths)
+	slices.Reverse(paths)
+	for _, path := range paths[:min(len(paths), wordRuns)] {
+		rec, err := shop.ReadJournal(path)
+		if err != nil {
+			continue
+		}
+		for _, it := range rec.Items {
+			name := strings.TrimSpace(it.Name)
+			if k := products.Key(name); k != "" && name != "" && !slices.Contains(out[k], name) {
+				out[k] = append(out[k], name)
+			}
+		}
+	}
+	return out
+}
+
+// PinProduct pins the item's own remembered product (⭐ on any product).
+func (p *panelProducts) PinProduct(_ context.Context, item string) error {
+	m, err := p.open()
+	if err != nil {
+		return err
+	}
+	e, ok := m.Lookup(item)
+	if !ok {
+		return fmt.Errorf("no product is remembered for %q: %w", item, panel.ErrNotFound)
+	}
+	return notFound(m.Pin(item, e.Product))
 }
 
 func (p *panelProducts) PinSubstitute(_ context.Context, item string) error {

@@ -162,9 +162,21 @@ type Products interface {
 	SetPolicy(ctx context.Context, item string, p shoppinglist.Policy) error
 }
 
+// ProductPinner is a Products that can also pin an item's own remembered
+// product (⭐ on any product, not only a substitute).
+type ProductPinner interface {
+	// PinProduct pins the item's remembered product; ErrNotFound when it
+	// has none.
+	PinProduct(ctx context.Context, item string) error
+}
+
 // Product is one remembered product.
 type Product struct {
-	Key      string    `json:"key"`
+	Key string `json:"key"`
+	// Words are the names the household wrote for the item (its list
+	// items' names in the recent runs), newest first; none when no run
+	// journal names it.
+	Words    []string  `json:"words,omitempty"`
 	Name     string    `json:"name"`
 	URL      string    `json:"url,omitempty"`
 	Size     string    `json:"size,omitempty"`
@@ -326,6 +338,18 @@ func (p *Panel) serveForget(w http.ResponseWriter, r *http.Request) {
 // substitute becomes its pinned product.
 func (p *Panel) servePin(w http.ResponseWriter, r *http.Request) {
 	p.serveKeyAction(w, r, "pinning the substitute of", "a substitute was pinned in the panel", Products.PinSubstitute)
+}
+
+// serveKeep answers POST /api/products/keep {"key"}: the item's own
+// remembered product is pinned (404 when the memory cannot).
+func (p *Panel) serveKeep(w http.ResponseWriter, r *http.Request) {
+	p.serveKeyAction(w, r, "pinning the product of", "a product was pinned in the panel", func(ps Products, ctx context.Context, key string) error {
+		pin, ok := ps.(ProductPinner)
+		if !ok {
+			return ErrNotFound
+		}
+		return pin.PinProduct(ctx, key)
+	})
 }
 
 // serveKeyAction answers a POST {"key": "..."} that does act on one

@@ -197,6 +197,7 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("GET /api/products", p.serveProducts)
 	p.mux.HandleFunc("POST /api/products/forget", p.guard(p.serveForget))
 	p.mux.HandleFunc("POST /api/products/pin", p.guard(p.servePin))
+	p.mux.HandleFunc("POST /api/products/keep", p.guard(p.serveKeep))
 	p.mux.HandleFunc("POST /api/products/policy", p.guard(p.servePolicy))
 	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
 	return p, nil

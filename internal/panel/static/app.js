@@ -348,6 +348,7 @@ setInterval(() => {
 // next to its buttons; it outlives the redraw the action causes.
 const feedback = new Map();
 let feedbackSeq = 0;
+const fineOpen = new Set(); // the runs whose fine lines were unfolded
 function setFeedback(key, text, bad) {
   feedback.set(key, { text, bad });
   feedbackSeq++;
@@ -424,8 +425,11 @@ function renderPack(pk, canAct, after, ctx) {
   }
   if (look.children.length) box.append(el('h4', { className: 'look-title', textContent: tn('needs_look', look.children.length) }), look);
   if (fine.children.length) {
-    box.append(el('details', { className: 'fine-group', open: look.children.length === 0 },
-      el('summary', { textContent: tn('looks_fine', fine.children.length) }), fine));
+    // Folded, but it stays open across redraws once opened.
+    const group = el('details', { className: 'fine-group', open: look.children.length === 0 || fineOpen.has(pk.run_id) },
+      el('summary', { textContent: tn('looks_fine', fine.children.length) }), fine);
+    group.addEventListener('toggle', () => { if (group.open) fineOpen.add(pk.run_id); else fineOpen.delete(pk.run_id); });
+    box.append(group);
   }
   if ((pk.actions || []).length) {
     box.append(el('h3', { textContent: t('actions_title') }), el('ul', { className: 'actions-done' }, ...pk.actions.map((a) => {
@@ -469,7 +473,8 @@ function packActions(runID, it, line, after) {
       const a = await r.json();
       setFeedback(key, actionText(a), false);
     } else {
-      setFeedback(key, r.status === 409 || r.status === 404 ? (await r.text()) : t('action_refused', { error: (await r.text()) || t('error_status', { status: r.status }) }), true);
+      const said = (await r.text()).trim() || t('error_status', { status: r.status });
+      setFeedback(key, r.status === 409 || r.status === 404 ? said : t('action_refused', { error: said }), true);
     }
     fb.textContent = feedback.get(key).text;
     fb.classList.toggle('bad', feedback.get(key).bad);
@@ -622,13 +627,13 @@ async function flushForget() {
   pendingForget = null;
   clearTimeout(f.timer);
   $('snackbar').hidden = true;
-  await act('api/products/forget', JSON.stringify({ key: f.key }));
+  for (const key of f.keys) await act('api/products/forget', JSON.stringify({ key }));
 }
 
-function forgetLater(key) {
+function forgetLater(keys, words) {
   flushForget();
-  pendingForget = { key, timer: setTimeout(() => { flushForget().then(loadProducts); }, 8000) };
-  $('snackbar-text').textContent = t('forgotten', { item: key });
+  pendingForget = { keys, timer: setTimeout(() => { flushForget().then(loadProducts); }, 8000) };
+  $('snackbar-text').textContent = t('forgotten', { item: words });
   $('snackbar').hidden = false;
 }
 
@@ -640,6 +645,25 @@ $('snackbar-undo').addEventListener('click', () => {
 });
 window.addEventListener('pagehide', () => { flushForget(); });
 
+// productGroups are the remembered items as the household says them: the
+// names written on the list (not the memory's keys), and the items whose
+// remembered product is the same one together ("beurre" and "butter").
+function productGroups(list) {
+  const groups = [];
+  const byURL = new Map();
+  for (const p of list) {
+    const g = p.url && byURL.get(p.url);
+    if (g) { g.push(p); continue; }
+    const ng = [p];
+    if (p.url) byURL.set(p.url, ng);
+    groups.push(ng);
+  }
+  return groups;
+}
+
+// wordsOf is how the household wrote an item ("bananas"), else its key.
+const wordsOf = (g) => [...new Set(g.flatMap((p) => (p.words && p.words.length ? p.words : [p.key])))].join(' · ');
+
 async function loadProducts() {
   await flushForget();
   let list;
@@ -649,27 +673,44 @@ async function loadProducts() {
     showNotice(e.message);
     return;
   }
-  $('products').replaceChildren(...(list.length ? list.map((p) => {
+  $('products').replaceChildren(...(list.length ? productGroups(list).map((g) => {
+    const p = g[0];
+    const keys = g.map((x) => x.key);
+    const words = wordsOf(g);
     const forget = button(t('forget'), { className: 'secondary danger' }, 'delete');
     forget.dataset.act = 'forget';
-    forget.setAttribute('aria-label', t('forget_label', { item: p.key }));
+    forget.setAttribute('aria-label', t('forget_label', { item: words }));
     const li = el('li', { className: 'card' });
     forget.addEventListener('click', async () => {
-      if (!await ask(t('forget_confirm', { item: p.key }), t('forget'))) return;
+      if (!await ask(t('forget_confirm', { item: words }), t('forget'))) return;
       li.remove();
-      forgetLater(p.key);
+      forgetLater(keys, words);
     });
-    const parts = [el('div', { className: 'name' }, p.pinned ? icon('star') : null, p.key),
+    const pinned = g.every((x) => x.pinned);
+    const parts = [el('div', { className: 'name' }, pinned ? icon('star') : null, words),
       el('div', { className: 'detail', textContent: p.name
         ? [p.name, p.size, p.price, p.times_chosen ? t('times_chosen', { n: p.times_chosen }) : '', t('last_seen', { when: fmtTime(p.last_seen) })].filter(Boolean).join(' · ')
         : t('no_product_yet') })];
+    const actions = [];
+    if (p.name && !pinned) {
+      // Any remembered product can be made the item's own (⭐).
+      const keep = button(t('keep_this'), { className: 'secondary' }, 'star');
+      keep.dataset.act = 'keep';
+      keep.setAttribute('aria-label', t('keep_this_label', { item: words }));
+      keep.addEventListener('click', async () => {
+        let ok = true;
+        for (const key of keys) ok = (await act('api/products/keep', JSON.stringify({ key }))) && ok;
+        if (ok) loadProducts();
+      });
+      actions.push(keep);
+    }
     const s = p.substitute;
     if (s) {
       // A substitute is bought for one run only; ⭐ makes it the item's own.
       const sub = el('div', { className: 'detail substitute', textContent: t('substitute', { what: [s.name, s.price, s.by_household ? t('your_choice') : t('agents_choice'), s.in_a_row > 1 ? t('in_a_row', { n: s.in_a_row }) : '', t('last_seen', { when: fmtTime(s.last_seen) })].filter(Boolean).join(' · ') }) });
       const pin = button(t('keep_this'), { className: 'secondary' }, 'star');
       pin.dataset.act = 'pin';
-      pin.setAttribute('aria-label', t('keep_this_label', { item: p.key }));
+      pin.setAttribute('aria-label', t('keep_this_label', { item: words }));
       pin.addEventListener('click', async () => {
         if (await act('api/products/pin', JSON.stringify({ key: p.key }))) loadProducts();
       });
@@ -684,14 +725,17 @@ async function loadProducts() {
       box.dataset.policy = k;
       box.addEventListener('change', async () => {
         policy[k] = box.checked;
-        if (!await act('api/products/policy', JSON.stringify({ key: p.key, policy }))) box.checked = !box.checked;
+        let ok = true;
+        for (const key of keys) ok = (await act('api/products/policy', JSON.stringify({ key, policy }))) && ok;
+        if (!ok) box.checked = !box.checked;
       });
-      rules.append(el('label', {}, box, ` ${t(`policy_${k}`)} `));
+      rules.append(el('label', {}, box, el('span', { textContent: t(`policy_${k}`) })));
     });
-    parts.push(rules, el('div', { className: 'card-actions' }, forget));
+    parts.push(rules, el('div', { className: 'card-actions' }, ...actions, forget));
     li.append(...parts);
     li.dataset.product = p.key;
-    if (p.pinned) li.dataset.pinned = 'true';
+    li.dataset.keys = keys.join(' ');
+    if (pinned) li.dataset.pinned = 'true';
     return li;
   }) : [el('li', { className: 'detail', textContent: t('no_products') })]));
 }
