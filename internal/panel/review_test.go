@@ -64,7 +64,7 @@ func (h *weekHistory) Run(_ context.Context, id string) (RunDetail, error) {
 func TestAHouseholdsWeekOnAFrenchPhone(t *testing.T) {
 	hist := &weekHistory{}
 	prods := &fakeProducts{list: []Product{
-		{Key: "banane", Words: []string{"bananes"}, Name: "Bananes fraîches, régime de 6", URL: "https://store/p/bananas", Price: "1,99 $", Times: 2, LastSeen: weekStart},
+		{Key: "banane", Words: []string{"bananes"}, Name: "Bananes fraîches, régime de 6", URL: "https://store/p/bananas", Price: "$1.99", Times: 2, LastSeen: weekStart},
 		{Key: "beurre", Words: []string{"beurre"}, Name: "Lactantia beurre salé 454 g", URL: "https://store/p/butter", Price: "7,49 $", LastSeen: weekStart},
 		{Key: "butter", Words: []string{"butter"}, Name: "Lactantia beurre salé 454 g", URL: "https://store/p/butter", Price: "7,49 $", LastSeen: weekStart},
 	}}
@@ -201,6 +201,9 @@ func TestAHouseholdsWeekOnAFrenchPhone(t *testing.T) {
 	}
 	if s := text(`#products li[data-keys="beurre butter"] .name`); !strings.Contains(s, "beurre") || !strings.Contains(s, "butter") {
 		t.Errorf("butter's card: %q", s)
+	}
+	if s := text(`#products li[data-product="banane"]`); !strings.Contains(s, "1,99\u00a0$") {
+		t.Errorf("a remembered product's price on the French page: %q", s)
 	}
 	if n := count(`#products li[data-product="banane"] button[data-act="keep"]`); n != 1 {
 		t.Error("the bananas' product cannot be pinned")

@@ -103,6 +103,13 @@ const money = (currency, digits) => new Intl.NumberFormat(`${LANG}-CA`, { style:
 const fmtCents = (c) => money('CAD', 2).format(c / 100);
 // fmtPrice is a product's price in the page's language ("7,49 $"), per
 // unit when the store says so; the store's own text when it was not read.
+// fmtPriceText is a store's price text ("$7.49") in the page's language;
+// any other text as written ("2 for $5.00").
+function fmtPriceText(s) {
+  const m = /^\s*\$\s?(\d{1,3}(?:,\d{3})*|\d+)\.(\d{2})\s*$/.exec(s || '');
+  return m ? fmtCents(Number(m[1].replace(/,/g, '')) * 100 + Number(m[2])) : (s || '');
+}
+
 function fmtPrice(p) {
   if (!p) return '';
   if (p.Known) return p.Per ? `${fmtCents(p.UnitCents)} / ${p.Per}` : fmtCents(p.UnitCents);
@@ -556,7 +563,7 @@ function renderQuestion(q) {
     if (q.context) box.append(el('p', { className: 'detail', textContent: q.context }));
     (q.options || []).forEach((o, i) => {
       const pick = el('div', { className: 'pick' });
-      pick.append(button(`${i + 1}. ${o.name}${o.price ? ' — ' + o.price : ''}`, {
+      pick.append(button(`${i + 1}. ${o.name}${o.price ? ' — ' + fmtPriceText(o.price) : ''}`, {
         className: 'option', onclick: () => answer(q.id, { answer: 'product', index: i }),
       }));
       const star = button(`${i + 1}`, { className: 'secondary star', onclick: () => answer(q.id, { answer: 'product', index: i, remember: true }) }, 'star');
@@ -689,7 +696,7 @@ async function loadProducts() {
     const pinned = g.every((x) => x.pinned);
     const parts = [el('div', { className: 'name' }, pinned ? icon('star') : null, words),
       el('div', { className: 'detail', textContent: p.name
-        ? [p.name, p.size, p.price, p.times_chosen ? t('times_chosen', { n: p.times_chosen }) : '', t('last_seen', { when: fmtTime(p.last_seen) })].filter(Boolean).join(' · ')
+        ? [p.name, p.size, fmtPriceText(p.price), p.times_chosen ? t('times_chosen', { n: p.times_chosen }) : '', t('last_seen', { when: fmtTime(p.last_seen) })].filter(Boolean).join(' · ')
         : t('no_product_yet') })];
     const actions = [];
     if (p.name && !pinned) {
@@ -707,7 +714,7 @@ async function loadProducts() {
     const s = p.substitute;
     if (s) {
       // A substitute is bought for one run only; ⭐ makes it the item's own.
-      const sub = el('div', { className: 'detail substitute', textContent: t('substitute', { what: [s.name, s.price, s.by_household ? t('your_choice') : t('agents_choice'), s.in_a_row > 1 ? t('in_a_row', { n: s.in_a_row }) : '', t('last_seen', { when: fmtTime(s.last_seen) })].filter(Boolean).join(' · ') }) });
+      const sub = el('div', { className: 'detail substitute', textContent: t('substitute', { what: [s.name, fmtPriceText(s.price), s.by_household ? t('your_choice') : t('agents_choice'), s.in_a_row > 1 ? t('in_a_row', { n: s.in_a_row }) : '', t('last_seen', { when: fmtTime(s.last_seen) })].filter(Boolean).join(' · ') }) });
       const pin = button(t('keep_this'), { className: 'secondary' }, 'star');
       pin.dataset.act = 'pin';
       pin.setAttribute('aria-label', t('keep_this_label', { item: words }));
