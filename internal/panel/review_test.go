@@ -223,3 +223,59 @@ func TestAHouseholdsWeekOnAFrenchPhone(t *testing.T) {
 	}
 	shot("products.fr.png")
 }
+
+// reshopHistory: "week" and, after it, "again", a Wrong product's re-shop
+// of its milk.
+type reshopHistory struct{ fakeHistory }
+
+func (h *reshopHistory) Runs(context.Context) ([]RunInfo, error) {
+	return []RunInfo{{ID: "again", State: "review_ready", StartedAt: weekStart.Add(time.Minute)}, {ID: "week", State: "review_ready", StartedAt: weekStart}}, nil
+}
+
+func (h *reshopHistory) Run(_ context.Context, id string) (RunDetail, error) {
+	milk := reviewpack.Item{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Oat drink", ProductID: "oat", Quantity: 1}
+	switch id {
+	case "week":
+		return RunDetail{RunInfo: RunInfo{ID: "week", State: "review_ready", StartedAt: weekStart}, Items: []RunItem{
+			{ID: "1", Name: "milk", Result: &report.ItemResult{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Oat drink"}},
+			{ID: "2", Name: "eggs", Result: &report.ItemResult{ItemID: "2", ItemName: "eggs", Outcome: report.OutcomeAdded, ProductName: "Eggs"}},
+		}, Pack: &reviewpack.Pack{RunID: "week", Items: []reviewpack.Item{milk, {ItemID: "2", ItemName: "eggs", Outcome: report.OutcomeAdded, ProductName: "Eggs", ProductID: "eggs"}},
+			Actions: []reviewpack.Action{{At: weekStart.Add(30 * time.Second), Kind: reviewpack.ActWrongProduct, ItemID: "1", ItemName: "milk", Reshop: "milk"}}}}, nil
+	case "again":
+		milk.ProductName, milk.ProductID = "Natrel 2 L", "natrel"
+		return RunDetail{RunInfo: RunInfo{ID: "again", State: "review_ready", StartedAt: weekStart.Add(time.Minute)}, Items: []RunItem{
+			{ID: "1", Name: "milk", Result: &report.ItemResult{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Natrel 2 L"}},
+		}, Pack: &reviewpack.Pack{RunID: "again", Items: []reviewpack.Item{milk}, Cart: &reviewpack.Cart{Lines: []reviewpack.Line{{Name: "Natrel 2 L", ProductID: "natrel", Quantity: 1}}}}}, nil
+	}
+	return RunDetail{}, ErrNotFound
+}
+
+// After a restart the panel shows the last run, not "No run yet"; a
+// Wrong product's re-shop shows on the review of the week it belongs to,
+// whose milk line is the re-shop's (its actions going to the re-shop's run)
+// and whose cart is the one read after it.
+func TestRestoreShowsTheLastRun(t *testing.T) {
+	c := &control{}
+	p, err := New(Options{Start: c.start, Stop: c.stop, History: &reshopHistory{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	s := p.snapshotLocked()
+	p.mu.Unlock()
+	if s.RunID != "week" || s.State != runstatus.StateReviewReady || s.Pack == nil || len(s.Pack.Items) != 2 || len(s.Items) != 2 {
+		t.Fatalf("restored %+v", s)
+	}
+	if it, _ := s.Pack.Item("1"); it.ProductName != "Natrel 2 L" || s.ItemRuns["1"] != "again" {
+		t.Errorf("the re-shopped milk: %+v, its run %q", it, s.ItemRuns["1"])
+	}
+	if !s.HasCart || s.CartUnits != 1 {
+		t.Errorf("the cart after the re-shop: %+v", s.Pack.Cart)
+	}
+	if s.Summary == nil {
+		t.Error("no summary: the page would not show the review")
+	}
+}
