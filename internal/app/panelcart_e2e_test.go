@@ -85,7 +85,8 @@ func TestThePanelsCartIsTheStoresCart(t *testing.T) {
 		go func() { defer close(done); _ = p.Consume(ctx, sub) }()
 		t.Cleanup(func() { cancel(); <-done })
 		hs := httptest.NewServer(p)
-		t.Cleanup(hs.Close)
+		// The page's event stream stays open until the browser closes.
+		t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 		return hs.URL + "/"
 	}
 	p := newPanel()
