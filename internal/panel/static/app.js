@@ -589,6 +589,10 @@ function renderQuestion(q) {
 
 let pendingStart = null; // the body of the start the preview leads to
 
+// tagWords says an item's tag in words: why a Retry shops it ("not found
+// last time"), not "#404"; any other tag as written.
+const tagWords = (tag) => ({ '#404': t('tag_not_found'), '#failed': t('tag_failed') }[tag] || tag);
+
 async function startWithPreview(retry) {
   showNotice('');
   const body = retry ? JSON.stringify({ retry_tagged: true }) : undefined;
@@ -608,7 +612,7 @@ async function startWithPreview(retry) {
   $('preview-title').textContent = retry ? t('preview_retry') : t('preview_start');
   $('preview-text').textContent = n ? t(n === 1 ? 'preview_one' : 'preview_many', { n }) : t(retry ? 'preview_retry_none' : 'preview_none');
   $('preview-list').replaceChildren(...plan.to_shop.map((it) =>
-    el('li', { textContent: `${itemLabel(it.product, it.quantity)}${it.tags && it.tags.length ? '  ' + it.tags.join(' ') : ''}` })));
+    el('li', { textContent: [itemLabel(it.product, it.quantity), ...(it.tags || []).map(tagWords)].join(' · ') })));
   const skipped = [];
   if (plan.tagged.length) skipped.push(t('skipped_tagged', { n: plan.tagged.length }));
   if (plan.duplicates.length) skipped.push(tn('skipped_duplicates', plan.duplicates.length));
