@@ -197,6 +197,10 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		if err != nil {
 			return err
 		}
+		// After a restart the page shows the last run, not "No run yet".
+		if err := p.Restore(ctx); err != nil {
+			logger.Warn("the panel could not read the last run", "error", err)
+		}
 		opts.Subscribers = append(opts.Subscribers, p)
 		questions = append(questions, ask.Channel{Name: messages.For(cfg.Language).T("question.on_panel"), Chooser: p, Confirmer: p})
 		deps.Watcher = app.PanelWatcher(p)

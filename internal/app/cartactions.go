@@ -103,6 +103,12 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	}
 	line, ok := shop.PackCart(before, st.CartURL).Find(item.ProductID, item.ProductName)
 	if !ok {
+		// Already gone (removed twice, or on the store's own page): the
+		// cart as just read is the one the page shows.
+		c := shop.PackCart(before, st.CartURL)
+		if r.deps.Bus != nil {
+			r.deps.Bus.Publish(runstatus.Event{Time: r.now(), Kind: runstatus.KindCartChanged, RunID: req.RunID, Cart: &c})
+		}
 		return reviewpack.Action{}, fmt.Errorf("%s (%q) is no longer in the cart: %w", item.ProductName, item.ItemName, reviewpack.ErrNotInCart)
 	}
 	want := 0

@@ -260,8 +260,8 @@ func expectCartEvent(t *testing.T, sub *runstatus.Subscription, runID string, ki
 	for {
 		select {
 		case ev := <-sub.C:
-			if ev.Kind != runstatus.KindCartChanged {
-				continue
+			if ev.Kind != runstatus.KindCartChanged || ev.Action == nil {
+				continue // not an action's (a refused action's cart, read again)
 			}
 			if ev.RunID != runID || ev.Action == nil || ev.Action.Kind != kind || ev.Cart == nil || !sameUnits(cartUnitsOf(ev.Cart), want) {
 				t.Fatalf("cart_changed event: run %s action %+v cart %+v, want %s with %v", ev.RunID, ev.Action, ev.Cart, kind, want)

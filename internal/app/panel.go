@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -115,6 +117,7 @@ func (h History) Runs(context.Context) ([]panel.RunInfo, error) {
 	slices.Sort(paths)
 	slices.Reverse(paths)
 	out := []panel.RunInfo{}
+	var recs []shop.JournalRecord
 	for _, path := range paths {
 		if len(out) == maxRuns {
 			break
@@ -124,13 +127,44 @@ func (h History) Runs(context.Context) ([]panel.RunInfo, error) {
 			continue // not a journal
 		}
 		out = append(out, runInfo(rec))
+		recs = append(recs, rec)
+	}
+	for i := range out {
+		if reshopRun(recs[i], recs[i+1:]) {
+			out[i].Kind = "reshop"
+		}
 	}
 	return out, nil
+}
+
+// reshopWindow is how soon after a Wrong product's action its run starts.
+const reshopWindow = 2 * time.Minute
+
+// reshopRun says whether rec is a Wrong product's run of one item: an
+// older run's review pack has the action that put that item back to be
+// shopped again just before rec started.
+func reshopRun(rec shop.JournalRecord, older []shop.JournalRecord) bool {
+	if len(rec.Items) != 1 {
+		return false
+	}
+	for _, o := range older[:min(len(older), 10)] {
+		if o.Pack == nil {
+			continue
+		}
+		for _, a := range o.Pack.Actions {
+			if a.Kind == reviewpack.ActWrongProduct && a.Reshop == rec.Items[0].Name &&
+				!a.At.After(rec.StartedAt) && rec.StartedAt.Sub(a.At) <= reshopWindow {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func runInfo(rec shop.JournalRecord) panel.RunInfo {
 	info := panel.RunInfo{ID: rec.RunID, Source: rec.Source, StartedBy: rec.StartedBy, StoppedBy: rec.StoppedBy, State: string(rec.State), StartedAt: rec.StartedAt,
 		FinishedAt: rec.FinishedAt, Error: rec.Error, Items: len(rec.Items), Usage: rec.Usage}
+	var results []report.ItemResult
 	for _, it := range rec.Items {
 		if it.Result == nil {
 			if it.Status == shop.ItemInterrupted || (rec.FinishedAt != nil && it.Status != shop.ItemDone && it.DuplicateOf == "") {
@@ -138,6 +172,7 @@ func runInfo(rec shop.JournalRecord) panel.RunInfo {
 			}
 			continue
 		}
+		results = append(results, *it.Result)
 		switch it.Result.Outcome {
 		case report.OutcomeAdded:
 			info.Added++
@@ -148,6 +183,14 @@ func runInfo(rec shop.JournalRecord) panel.RunInfo {
 		case report.OutcomeNotShopped:
 			info.NotShopped++
 		}
+	}
+	// The total: the cart as last read, else what the run added.
+	if rec.Pack != nil && rec.Pack.Cart != nil {
+		total, _ := rec.Pack.Cart.Total()
+		info.TotalCents = int64(total)
+	} else {
+		total, _ := report.Summary{Items: results}.EstimatedTotal()
+		info.TotalCents = int64(total)
 	}
 	return info
 }
@@ -174,6 +217,7 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 		d.CartURL = rv.CartURL
 		for _, c := range rv.Changes {
 			d.Changes = append(d.Changes, changeText(c))
+			d.ChangeLines = append(d.ChangeLines, panel.CartChange{Name: c.Name, Before: c.Before, After: c.After, Price: c.Price})
 		}
 		for _, w := range rv.Warnings {
 			d.Warnings = append(d.Warnings, w.Message)
@@ -299,9 +343,10 @@ func (p *panelProducts) Products(context.Context) ([]panel.Product, error) {
 	if err != nil {
 		return nil, err
 	}
+	words := p.words()
 	out := make([]panel.Product, 0, len(list))
 	for _, e := range list {
-		pp := panel.Product{Key: e.Key, Name: e.Name, URL: e.URL, Size: e.Size, Price: e.Price,
+		pp := panel.Product{Key: e.Key, Words: words[e.Key], Name: e.Name, URL: e.URL, Size: e.Size, Price: e.Price,
 			Quantity: e.Quantity, LastSeen: e.LastSeen, Times: e.TimesChosen, Pinned: e.Pinned, Policy: e.Policy}
 		if s := e.Substitute; s != nil {
 			pp.Substitute = &panel.Substitute{Name: s.Name, URL: s.URL, Price: s.Price, LastSeen: s.LastSeen, ByHousehold: s.ByHousehold, InARow: s.InARow}
@@ -309,6 +354,50 @@ func (p *panelProducts) Products(context.Context) ([]panel.Product, error) {
 		out = append(out, pp)
 	}
 	return out, nil
+}
+
+// wordRuns is how many recent runs name the items' words.
+const wordRuns = 30
+
+// words are the names the household wrote for each item key, newest
+// first, from the recent runs' journals ("bananas" for the key "banane").
+func (p *panelProducts) words() map[string][]string {
+	out := map[string][]string{}
+	if p.cfg.DataDir == "" {
+		return out
+	}
+	paths, err := filepath.Glob(filepath.Join(shop.JournalDir(p.cfg.DataDir), "*.json"))
+	if err != nil {
+		return out
+	}
+	slices.Sort(paths)
+	slices.Reverse(paths)
+	for _, path := range paths[:min(len(paths), wordRuns)] {
+		rec, err := shop.ReadJournal(path)
+		if err != nil {
+			continue
+		}
+		for _, it := range rec.Items {
+			name := strings.TrimSpace(it.Name)
+			if k := products.Key(name); k != "" && name != "" && !slices.Contains(out[k], name) {
+				out[k] = append(out[k], name)
+			}
+		}
+	}
+	return out
+}
+
+// PinProduct pins the item's own remembered product (⭐ on any product).
+func (p *panelProducts) PinProduct(_ context.Context, item string) error {
+	m, err := p.open()
+	if err != nil {
+		return err
+	}
+	e, ok := m.Lookup(item)
+	if !ok {
+		return fmt.Errorf("no product is remembered for %q: %w", item, panel.ErrNotFound)
+	}
+	return notFound(m.Pin(item, e.Product))
 }
 
 func (p *panelProducts) PinSubstitute(_ context.Context, item string) error {

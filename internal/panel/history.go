@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -50,6 +51,12 @@ type RunInfo struct {
 	Failed     int          `json:"failed"`
 	NotShopped int          `json:"not_shopped"` // the run was stopped before them
 	Usage      report.Usage `json:"usage"`
+	// TotalCents is the cart's estimated total as last read (after the
+	// run, after each action on it), else the run's added items'.
+	TotalCents int64 `json:"total_cents,omitempty"`
+	// Kind is what the run was when not the list's ("reshop": a Wrong
+	// product's run of one item).
+	Kind string `json:"kind,omitempty"`
 }
 
 // RunDetail is one past run: its items with their attempts, and the review
@@ -63,6 +70,9 @@ type RunDetail struct {
 	// review's warnings.
 	Changes  []string `json:"changes"`
 	Warnings []string `json:"warnings"`
+	// ChangeLines are Changes as data, index for index (the page says
+	// them in its language).
+	ChangeLines []CartChange `json:"change_lines,omitempty"`
 	// WarningTexts are Warnings as catalogue keys and values, index for
 	// index (the page says them in its language; none: Warnings as written).
 	WarningTexts []messages.Text `json:"warning_texts,omitempty"`
@@ -70,6 +80,14 @@ type RunDetail struct {
 	// Pack is the run's review pack, with the household's actions on the
 	// cart since (nil for a run without one).
 	Pack *reviewpack.Pack `json:"pack,omitempty"`
+}
+
+// CartChange is one cart line's change in a run's cart review.
+type CartChange struct {
+	Name   string      `json:"name"`
+	Before int         `json:"before"`
+	After  int         `json:"after"`
+	Price  money.Price `json:"price"`
 }
 
 // RunItem is one list item of a past run.
@@ -150,9 +168,21 @@ type Products interface {
 	SetPolicy(ctx context.Context, item string, p shoppinglist.Policy) error
 }
 
+// ProductPinner is a Products that can also pin an item's own remembered
+// product (⭐ on any product, not only a substitute).
+type ProductPinner interface {
+	// PinProduct pins the item's remembered product; ErrNotFound when it
+	// has none.
+	PinProduct(ctx context.Context, item string) error
+}
+
 // Product is one remembered product.
 type Product struct {
-	Key      string    `json:"key"`
+	Key string `json:"key"`
+	// Words are the names the household wrote for the item (its list
+	// items' names in the recent runs), newest first; none when no run
+	// journal names it.
+	Words    []string  `json:"words,omitempty"`
 	Name     string    `json:"name"`
 	URL      string    `json:"url,omitempty"`
 	Size     string    `json:"size,omitempty"`
@@ -316,6 +346,18 @@ func (p *Panel) servePin(w http.ResponseWriter, r *http.Request) {
 	p.serveKeyAction(w, r, "pinning the substitute of", "a substitute was pinned in the panel", Products.PinSubstitute)
 }
 
+// serveKeep answers POST /api/products/keep {"key"}: the item's own
+// remembered product is pinned (404 when the memory cannot).
+func (p *Panel) serveKeep(w http.ResponseWriter, r *http.Request) {
+	p.serveKeyAction(w, r, "pinning the product of", "a product was pinned in the panel", func(ps Products, ctx context.Context, key string) error {
+		pin, ok := ps.(ProductPinner)
+		if !ok {
+			return ErrNotFound
+		}
+		return pin.PinProduct(ctx, key)
+	})
+}
+
 // serveKeyAction answers a POST {"key": "..."} that does act on one
 // remembered item: 400 for another body, 404 without a product memory.
 func (p *Panel) serveKeyAction(w http.ResponseWriter, r *http.Request, what, done string, act func(Products, context.Context, string) error) {
@@ -394,7 +436,12 @@ func (p *Panel) serveCartAction(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusConflict
 		}
 		p.log.Warn("a cart action failed", "action", req.Kind, "run", req.RunID, "item", req.ItemID, "err", err)
-		http.Error(w, err.Error(), status)
+		msg := err.Error()
+		if errors.Is(err, reviewpack.ErrNotInCart) {
+			// Removed twice, or on the store's page: said plainly.
+			msg = p.opts.Messages.T("panel.cart_gone")
+		}
+		http.Error(w, msg, status)
 		return
 	}
 	p.log.Info("a cart action was taken in the panel", "action", act.Kind, "item", act.ItemName, "before", act.Before, "after", act.After)

@@ -42,6 +42,10 @@ type Activity struct {
 	// QuotaUntil: the agent waits for the model's quota until then
 	// (WaitForQuota); zero when it does not.
 	QuotaUntil time.Time `json:"quota_until,omitzero"`
+	// Answered: the item's question was answered since its last screen
+	// (Answer: the product chosen or the words to search for, when one).
+	Answered bool   `json:"answered,omitempty"`
+	Answer   string `json:"answer,omitempty"`
 }
 
 // Call is one of an agent's calls as data ("click_at" at x, y; "type_text_at"

@@ -39,6 +39,8 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 	}{
 		{"app.js", js, regexp.MustCompile(`\bt\('([a-z_]+)'`)},
 		{"app.js", js, regexp.MustCompile(`\bt\([^()]*\? '([a-z_]+)' : '([a-z_]+)'`)},
+		// tn('key', n): the key's plural forms.
+		{"app.js", regexp.MustCompile(`\btn\('([a-z_]+)'`).ReplaceAllString(js, "t('${1}_one' t('${1}_other'"), regexp.MustCompile(`\bt\('([a-z_]+)'`)},
 		{"index.html", html, regexp.MustCompile(`\{\{t "([a-z_]+)"\}\}`)},
 		{"the panel's Go code", goSrc.String(), regexp.MustCompile(`"panel\.([a-z_]+)"`)},
 	} {

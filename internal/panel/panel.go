@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
-	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -94,6 +93,7 @@ type Panel struct {
 	frames    map[string]*liveFrame // the latest screen of each item's tab (live.go)
 	frameSeq  uint64
 	bound     []string // the host names and addresses it was started on (hostAllowed)
+	pending   *pendingReshop
 }
 
 // Snapshot is the run as the page shows it: the latest state, progress,
@@ -122,8 +122,33 @@ type Snapshot struct {
 	Total        string `json:"total,omitempty"`
 	TotalCents   int64  `json:"total_cents,omitempty"`
 	TotalUnknown int    `json:"total_unknown,omitempty"`
+	// Cart is the store's cart as last read (after the run, after each
+	// action on it: the pack's), with its estimated total and units; the
+	// page's total is this one once there is one.
+	CartCents   int64 `json:"cart_cents,omitempty"`
+	CartUnknown int   `json:"cart_unknown,omitempty"`
+	CartUnits   int   `json:"cart_units"`
+	HasCart     bool  `json:"has_cart"`
+	// Queued are the items of the run not started yet (by item id): the
+	// live view lists every item from the start.
+	Queued map[string]bool `json:"queued,omitempty"`
+	// Reshop is a Wrong product's re-shop of one item of the review shown;
+	// ItemRuns names, by item id, the run whose journal holds an item's
+	// line when it is not the pack's run (a re-shopped item's).
+	Reshop   *Reshop           `json:"reshop,omitempty"`
+	ItemRuns map[string]string `json:"item_runs,omitempty"`
 	// Questions wait for an answer (in the panel or on another channel).
 	Questions []Question `json:"questions"`
+}
+
+// findItem returns the snapshot's item with id.
+func (s Snapshot) findItem(id string) (report.ItemResult, bool) {
+	for _, it := range s.Items {
+		if it.ItemID == id {
+			return it, true
+		}
+	}
+	return report.ItemResult{}, false
 }
 
 // emptySnapshot is the state of run id before any event.
@@ -172,6 +197,7 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("GET /api/products", p.serveProducts)
 	p.mux.HandleFunc("POST /api/products/forget", p.guard(p.serveForget))
 	p.mux.HandleFunc("POST /api/products/pin", p.guard(p.servePin))
+	p.mux.HandleFunc("POST /api/products/keep", p.guard(p.serveKeep))
 	p.mux.HandleFunc("POST /api/products/policy", p.guard(p.servePolicy))
 	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
 	return p, nil
@@ -399,7 +425,7 @@ func (p *Panel) Consume(ctx context.Context, sub *runstatus.Subscription) error 
 			if !ok {
 				return nil
 			}
-			p.apply(ev)
+			p.apply(ev, p.runItems(ctx, ev)...)
 		}
 	}
 }
@@ -407,25 +433,23 @@ func (p *Panel) Consume(ctx context.Context, sub *runstatus.Subscription) error 
 // apply folds an event into the snapshot and nudges the open pages. A
 // page with a nudge pending gets one snapshot for several events: it
 // always sends the whole, latest state.
-func (p *Panel) apply(ev runstatus.Event) {
+func (p *Panel) apply(ev runstatus.Event, queued ...RunItem) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.Kind == runstatus.KindCartChanged {
 		// An action on a past run's cart: the live run (or the last one)
 		// stays on the page; its pack takes the action when it is its.
-		if pk := p.state.Pack; pk != nil && ev.RunID == pk.RunID && ev.Action != nil {
-			c := *pk
-			c.Actions = append(append([]reviewpack.Action(nil), pk.Actions...), *ev.Action)
-			if ev.Cart != nil {
-				c.Cart = ev.Cart
-			}
-			p.state.Pack = &c
-		}
+		p.cartChangedLocked(ev)
+		p.nudgeLocked()
+		return
+	}
+	if p.reshopLocked(ev) {
 		p.nudgeLocked()
 		return
 	}
 	if ev.RunID != "" && ev.RunID != p.state.RunID {
 		p.state = emptySnapshot(ev.RunID)
+		p.pending = nil
 		clear(p.frames)
 	}
 	if ev.State != "" {
@@ -435,24 +459,31 @@ func (p *Panel) apply(ev runstatus.Event) {
 	if ev.Message != "" {
 		p.state.Message = ev.Message
 	}
-	if ev.Item != nil {
-		replaced := false
-		for i := range p.state.Items {
-			if p.state.Items[i].ItemID == ev.Item.ItemID {
-				p.state.Items[i], replaced = *ev.Item, true
+	if len(queued) > 0 {
+		// Every item of the run from its start, each waiting its turn.
+		q := map[string]bool{}
+		for _, it := range queued {
+			if _, seen := p.state.findItem(it.ID); !seen {
+				p.state.Items = append(p.state.Items, report.ItemResult{ItemID: it.ID, ItemName: it.Name, Quantity: it.Quantity})
+				q[it.ID] = true
 			}
 		}
-		if !replaced {
-			p.state.Items = append(p.state.Items, *ev.Item)
+		p.state.Queued = q
+	}
+	if ev.Item != nil {
+		if p.state.Queued[ev.Item.ItemID] {
+			q := maps.Clone(p.state.Queued)
+			delete(q, ev.Item.ItemID)
+			p.state.Queued = q
 		}
+		p.state.setItem(*ev.Item, false)
 		if ev.Item.Outcome != "" {
 			delete(p.frames, ev.Item.ItemID) // its tab is closed
 		}
-		total, unknown := report.Summary{Items: p.state.Items}.EstimatedTotal()
-		p.state.Total, p.state.TotalCents, p.state.TotalUnknown = "", int64(total), unknown
-		if total > 0 {
-			p.state.Total = money.Format(total)
+		if ev.Kind == runstatus.KindUserAnswered {
+			p.answeredLocked(ev.Item.ItemID, ev.Message)
 		}
+		p.state.setTotal()
 	}
 	if ev.Pack != nil {
 		p.state.Pack = ev.Pack
@@ -460,19 +491,20 @@ func (p *Panel) apply(ev runstatus.Event) {
 	if ev.Summary != nil {
 		p.state.Summary = ev.Summary
 		// The summary has every item's final state, those a stopped run
-		// never started included: the cards end as the summary says.
+		// never started included: the cards end as the summary says (an
+		// item listed at the start that it does not name leaves).
+		in := map[string]bool{}
 		for _, it := range ev.Summary.Items {
-			replaced := false
-			for i := range p.state.Items {
-				if p.state.Items[i].ItemID == it.ItemID {
-					p.state.Items[i], replaced = it, true
-				}
-			}
-			if !replaced {
-				p.state.Items = append(p.state.Items, it)
-			}
+			p.state.setItem(it, false)
+			in[it.ItemID] = true
 			delete(p.frames, it.ItemID)
 		}
+		if len(p.state.Queued) > 0 {
+			p.state.Items = slices.DeleteFunc(slices.Clone(p.state.Items), func(it report.ItemResult) bool {
+				return p.state.Queued[it.ItemID] && !in[it.ItemID]
+			})
+		}
+		p.state.Queued = nil
 	}
 	p.nudgeLocked()
 }
@@ -496,6 +528,10 @@ func (p *Panel) snapshotLocked() Snapshot {
 		s.Items = []report.ItemResult{}
 	}
 	s.Activity = maps.Clone(p.state.Activity)
+	if pk := p.state.Pack; pk != nil && pk.Cart != nil {
+		total, unknown := pk.Cart.Total()
+		s.CartCents, s.CartUnknown, s.CartUnits, s.HasCart = int64(total), unknown, pk.Cart.Units(), true
+	}
 	s.Questions = make([]Question, 0, len(p.questions))
 	for _, q := range p.questions {
 		c := *q

@@ -20,6 +20,14 @@ function t(key, vars) {
   return s.replace(/\{(\w+)\}/g, (m, k) => (vars && k in vars ? String(vars[k]) : m));
 }
 
+// tn is a text chosen by a count: the catalogue's key_one or key_other as
+// the language's plural rules say ("1 item", "2 items"; French: "1 article",
+// "0 article"), with {n} and vars filled.
+function tn(key, n, vars) {
+  const form = new Intl.PluralRules(LANG).select(Number(n) || 0) === 'one' ? 'one' : 'other';
+  return t(`${key}_${form}`, { n, ...(vars || {}) });
+}
+
 // say is a run's warning in the page's language: its catalogue key and
 // values (messages.Text: {key, args, about}; a value "@key" is that key's
 // text), or the English text kept beside it (a journal from before keys).
@@ -63,6 +71,7 @@ function button(text, props, iconName) {
 // details is a collapsed "Details" section: what a household rarely needs.
 function details(...lines) {
   const body = lines.filter(Boolean);
+  // (null when there is nothing: el() drops it; never append it as is)
   if (!body.length) return null;
   return el('details', { className: 'more' }, el('summary', { textContent: t('details') }),
     ...body.map((l) => el('div', { className: 'detail', textContent: l })));
@@ -92,6 +101,20 @@ const clean = (s) => (s || '').replace(/\[scripted[^\]]*\]?/g, '').trim();
 
 const money = (currency, digits) => new Intl.NumberFormat(`${LANG}-CA`, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
 const fmtCents = (c) => money('CAD', 2).format(c / 100);
+// fmtPrice is a product's price in the page's language ("7,49 $"), per
+// unit when the store says so; the store's own text when it was not read.
+// fmtPriceText is a store's price text ("$7.49") in the page's language;
+// any other text as written ("2 for $5.00").
+function fmtPriceText(s) {
+  const m = /^\s*\$\s?(\d{1,3}(?:,\d{3})*|\d+)\.(\d{2})\s*$/.exec(s || '');
+  return m ? fmtCents(Number(m[1].replace(/,/g, '')) * 100 + Number(m[2])) : (s || '');
+}
+
+function fmtPrice(p) {
+  if (!p) return '';
+  if (p.Known) return p.Per ? `${fmtCents(p.UnitCents)} / ${p.Per}` : fmtCents(p.UnitCents);
+  return p.Text || '';
+}
 const fmtTime = (ts) => (ts ? new Date(ts).toLocaleString(LANG, { dateStyle: 'medium', timeStyle: 'short' }) : '');
 const fmtClock = (ts) => (ts ? new Date(ts).toLocaleTimeString(LANG, { hour: '2-digit', minute: '2-digit', second: '2-digit' }) : '');
 const fmtSeconds = (ms) => t('seconds', { n: Math.max(1, Math.round(ms / 1000)) });
@@ -202,42 +225,55 @@ function busyState(s) {
 
 const stateKinds = { review_ready: 'good', failed: 'bad', cancelled: 'warn' };
 
+// reshopping is a Wrong product's re-shop going on the review shown.
+const reshopping = (s) => !!(s && s.reshop && !['review_ready', 'failed', 'cancelled'].includes(s.reshop.state));
+
 function render(s) {
   if (snapshot && snapshot.run_id !== s.run_id) frames.clear(); // a new run
   snapshot = s;
-  const busy = busyState(s);
+  const busy = busyState(s) || reshopping(s);
   const state = $('state');
-  state.textContent = s.state ? t(`state_${s.state}`) : t('no_run');
-  state.dataset.kind = stateKinds[s.state] || (busy ? 'busy' : '');
+  state.textContent = reshopping(s) ? t('state_reshopping', { item: s.reshop.item }) : (s.state ? t(`state_${s.state}`) : t('no_run'));
+  state.dataset.kind = reshopping(s) ? 'busy' : (stateKinds[s.state] || (busy ? 'busy' : ''));
   $('progress').max = Math.max(1, s.progress.total || 0);
   $('progress').value = s.progress.done || 0;
   const notShopped = (s.items || []).filter((it) => it.outcome === 'not_shopped').length;
   const p = s.progress;
   $('counts').replaceChildren(...(p.total ? [
-    el('span', { textContent: t('counts_done', { done: p.done, total: p.total }) }),
-    p.added ? chip(t('count_added', { n: p.added }), 'good', 'check') : null,
-    p.not_found ? chip(t('count_not_found', { n: p.not_found }), 'warn', 'help') : null,
+    el('span', { textContent: tn('counts_done', p.done, { done: p.done, total: p.total }) }),
+    p.added ? chip(tn('count_added', p.added), 'good', 'check') : null,
+    p.not_found ? chip(tn('count_not_found', p.not_found), 'warn', 'help') : null,
     p.failed ? chip(t('count_failed', { n: p.failed }), 'bad', 'close') : null,
-    notShopped ? chip(t('count_not_shopped', { n: notShopped })) : null,
+    notShopped ? chip(tn('count_not_shopped', notShopped)) : null,
   ].filter(Boolean) : []));
   // At the end: the cart link and what to look at before checking out.
-  const sum = !busy && s.summary;
+  const sum = !busyState(s) && s.summary;
   $('end').hidden = !sum;
   if (sum) {
     const link = $('cart-link');
     if (sum.cart_url && /^https:\/\//.test(sum.cart_url)) { link.href = sum.cart_url; link.hidden = false; } else link.hidden = true;
     $('end-warnings').replaceChildren(...sayAll(sum.warnings, sum.warning_texts).map((w) => el('li', { textContent: w })));
   }
-  // The review pack: redrawn only when it changes (a half-typed quantity stays).
+  // The review pack: redrawn only when it changes (a half-typed quantity
+  // stays). It is the run's list at the end: the cards are not repeated.
   const pk = sum && s.pack;
-  const pkKey = pk ? `${pk.run_id}:${(pk.actions || []).length}:${s.actions}` : '';
+  const reshopItem = reshopping(s) ? (s.items || []).find((it) => it.item_name === s.reshop.item) : null;
+  const pkKey = pk ? JSON.stringify([pk.run_id, (pk.actions || []).length, pk.cart && pk.cart.read_at, s.actions, s.reshop, s.item_runs, feedbackSeq,
+    reshopItem ? [(s.activity || {})[reshopItem.item_id], (s.questions || []).length] : null]) : '';
   if (pkKey !== shownPack) {
     shownPack = pkKey;
-    $('pack').replaceChildren(...(pk ? [renderPack(pk, s.actions, () => {})] : []));
+    $('pack').replaceChildren(...(pk ? [renderPack(pk, s.actions, () => {}, { items: s.items, itemRuns: s.item_runs, reshop: reshopping(s) ? s.reshop : null })] : []));
   }
-  $('total').textContent = s.total_cents
-    ? t('total', { total: fmtCents(s.total_cents) }) + (s.total_unknown ? ` ${t('total_unknown', { n: s.total_unknown })}` : '')
-    : '';
+  $('items-section').hidden = !!pk;
+  // The cart as last read (after the run, after each action) once there
+  // is one; while a run goes, what it added so far.
+  if (s.has_cart && !busyState(s)) {
+    $('total').textContent = t('cart_total', { total: fmtCents(s.cart_cents || 0) }) + (s.cart_unknown ? ` ${t('total_unknown', { n: s.cart_unknown })}` : '');
+  } else {
+    $('total').textContent = s.total_cents
+      ? t('total', { total: fmtCents(s.total_cents) }) + (s.total_unknown ? ` ${t('total_unknown', { n: s.total_unknown })}` : '')
+      : '';
+  }
   $('message').textContent = s.note || (s.state === 'failed' ? t('run_failed') : '');
   $('run-details').hidden = !s.run_id;
   $('run-details-body').textContent = [t('run_id', { id: s.run_id }), s.message].filter(Boolean).join(' · ');
@@ -263,14 +299,27 @@ function render(s) {
 function activityText(it, asking) {
   const a = (snapshot.activity || {})[it.item_id];
   if (asking.has(it.item_name)) return t('waiting_answer');
+  if ((snapshot.queued || {})[it.item_id]) return t('queued');
   if (a && a.quota_until) {
     const left = new Date(a.quota_until) - Date.now();
     if (left > 0) return t('waiting_quota', { seconds: Math.ceil(left / 1000) });
   }
+  // After an answer: what it does now, not what it did before it asked.
+  if (a && a.answered) return a.answer ? t('answered_going_on', { answer: a.answer }) : t('answered');
   if (!a) return it.replay === 'remembered' ? t('replaying') : t('starting');
   if (!a.turn) return t('opening_store');
   return (a.calls && a.calls.length) ? describeAll(a.calls) : t('thinking');
 }
+
+// explain is why an item ended as it did, as the page says it: a stopped
+// run's item in the page's language, else the run's words.
+const explain = (it) => (it.outcome === 'not_shopped' ? t('not_shopped_why') : clean(it.explanation));
+
+// replayWords is how a remembered product was used, in words: a fall-back
+// says the product had changed only when it had (else the store did not
+// take the add by itself).
+const replayWords = (it) => (it.replay === 'replayed' ? t('replay_replayed')
+  : it.replay.startsWith('replay fell back') ? t(it.replay_changed ? 'replay_fell_back' : 'replay_not_taken') : t('replay_agent'));
 
 function renderItems() {
   const s = snapshot;
@@ -280,12 +329,14 @@ function renderItems() {
     const outcome = it.outcome || 'in_progress';
     li.dataset.outcome = outcome;
     li.dataset.item = it.item_name;
+    if ((s.queued || {})[it.item_id]) li.dataset.queued = 'true';
     const head = el('div', { className: 'card-head' }, el('span', { className: 'name', textContent: itemLabel(it.item_name, it.quantity) }),
       chip(outcomeWord(it.outcome), { added: 'good', not_found: 'warn', failed: 'bad', in_progress: 'busy' }[outcome], outcomeIcons[outcome]));
     const lines = [];
-    if (it.product_name) lines.push(el('div', { className: 'product' }, it.product_name, it.price && it.price.Text ? el('span', { className: 'price', textContent: it.price.Text }) : null));
-    if (it.replay && it.outcome) lines.push(el('div', { className: 'detail', textContent: it.replay === 'replayed' ? t('replay_replayed') : it.replay.startsWith('replay fell back') ? t(it.replay_changed ? 'replay_fell_back' : 'replay_not_taken') : t('replay_agent') }));
-    if (clean(it.explanation)) lines.push(el('div', { className: 'detail', textContent: clean(it.explanation) }));
+    if (it.product_name) lines.push(el('div', { className: 'product' }, it.product_name, it.price && (it.price.Known || it.price.Text) ? el('span', { className: 'price', textContent: fmtPrice(it.price) }) : null));
+    if (it.replay && it.outcome) lines.push(el('div', { className: 'detail', textContent: replayWords(it) }));
+    const why = explain(it);
+    if (why) lines.push(el('div', { className: 'detail', textContent: why }));
     if (!it.outcome) {
       const line = el('div', { className: 'activity', textContent: activityText(it, asking) });
       lines.push(line);
@@ -303,24 +354,64 @@ setInterval(() => {
 
 // --- the review pack ----------------------------------------------------------
 
-// renderPack shows a run's review pack: per item what was added, how sure
-// the run is and its warnings, with the actions on the cart (when canAct),
-// then the actions taken since the run. after runs when an action is done.
-function renderPack(pk, canAct, after) {
+// feedback is each pack line's last action's word (by run and item), shown
+// next to its buttons; it outlives the redraw the action causes.
+const feedback = new Map();
+let feedbackSeq = 0;
+const fineOpen = new Set(); // the runs whose fine lines were unfolded
+function setFeedback(key, text, bad) {
+  feedback.set(key, { text, bad });
+  feedbackSeq++;
+}
+
+// cartLine is the cart's line of a pack item (by product id, else the
+// same name), null when the cart was read and has none, undefined when
+// the cart is not known.
+function cartLine(cart, it) {
+  if (!cart) return undefined;
+  const id = (it.product_id || '').toLowerCase();
+  return (cart.lines || []).find((l) => (id && (l.product_id || '').toLowerCase() === id) || (!l.product_id && l.name === it.product_name)) || null;
+}
+
+// needsLook: an item a person should look at before checking out — a
+// warning, or nothing added (not found, failed, not shopped).
+const needsLook = (it) => (it.warnings || []).length > 0 || it.outcome !== 'added';
+
+// renderPack shows a run's review pack: first what needs a look (the
+// warnings, what was not found and why), the rest folded; each added line
+// as the cart has it now, with the actions on the cart (when canAct) and
+// their outcome beside them; then the actions taken since the run. after
+// runs when an action is done. ctx: the run's items (their explanations),
+// item_runs (a re-shopped line's run) and a re-shop going.
+function renderPack(pk, canAct, after, ctx) {
+  ctx = ctx || {};
+  const why = new Map((ctx.items || []).map((r) => [r.item_id, explain(r)]));
   const box = el('div', { className: 'pack' }, el('h3', { textContent: t('pack_title') }));
-  const list = el('ul', { className: 'list' });
+  const look = el('ul', { className: 'list look' });
+  const fine = el('ul', { className: 'list fine' });
   for (const it of pk.items || []) {
+    const runID = (ctx.itemRuns || {})[it.item_id] || pk.run_id;
     const li = el('li');
     li.dataset.item = it.item_name;
     li.dataset.outcome = it.outcome;
+    const line = it.outcome === 'added' ? cartLine(pk.cart, it) : undefined;
+    const reshop = ctx.reshop && ctx.reshop.item === it.item_name;
     let what = outcomeWord(it.outcome);
+    const more = [];
     if (it.outcome === 'added') {
-      what = `${it.quantity} × ${it.product_name || '?'}${it.price && it.price.Text ? ` · ${it.price.Text}` : ''}`;
+      const qty = line ? line.quantity : it.quantity;
+      what = `${qty} × ${it.product_name || '?'}${it.price && (it.price.Known || it.price.Text) ? ` · ${fmtPrice(it.price)}` : ''}`;
       let conf = it.confidence ? t(`confidence_${it.confidence}`) : '';
       if (it.confidence === 'agent_chose' && it.matches > 1) conf = t('confidence_among', { n: it.matches });
-      if (conf) what += ` · ${conf}`;
+      if (conf) more.push(conf);
+      if (line) li.dataset.quantity = String(line.quantity);
     }
     li.append(el('div', { className: 'name', textContent: it.item_name }), el('div', { className: 'detail', textContent: what }));
+    if (line === null) {
+      li.dataset.gone = 'true';
+      li.append(el('div', { className: 'detail gone', textContent: t('line_gone') }));
+    }
+    if (it.outcome !== 'added' && why.get(it.item_id)) li.append(el('div', { className: 'detail why', textContent: why.get(it.item_id) }));
     if ((it.warnings || []).length) {
       li.append(el('ul', { className: 'warnings' }, ...it.warnings.map((w) => {
         const wl = el('li', {}, chip(t(`warn_${w.kind}`), 'warn'), ' ', el('span', { className: 'detail', textContent: say(w, w.message) }));
@@ -328,10 +419,28 @@ function renderPack(pk, canAct, after) {
         return wl;
       })));
     }
-    if (canAct && it.outcome === 'added') li.append(packActions(pk, it, after));
-    list.append(li);
+    if (reshop) {
+      const asking = new Set((snapshot.questions || []).filter((q) => q.kind === 'choice').map((q) => q.item));
+      const live = (snapshot.items || []).find((r) => r.item_name === it.item_name);
+      li.dataset.reshop = 'true';
+      li.append(el('div', { className: 'activity', textContent: `${t('reshopping')} ${live ? activityText(live, asking) : ''}`.trim() }));
+    } else if (canAct && it.outcome === 'added' && line !== null) {
+      li.append(packActions(runID, it, line, after));
+    }
+    const fb = feedback.get(`${runID}/${it.item_id}`);
+    if (fb && !li.querySelector('.feedback')) li.append(el('div', { className: `feedback${fb.bad ? ' bad' : ''}`, textContent: fb.text, role: 'status' }));
+    const d = details(...more);
+    if (d) li.append(d);
+    (needsLook(it) || reshop ? look : fine).append(li);
   }
-  box.append(list);
+  if (look.children.length) box.append(el('h4', { className: 'look-title', textContent: tn('needs_look', look.children.length) }), look);
+  if (fine.children.length) {
+    // Folded, but it stays open across redraws once opened.
+    const group = el('details', { className: 'fine-group', open: look.children.length === 0 || fineOpen.has(pk.run_id) },
+      el('summary', { textContent: tn('looks_fine', fine.children.length) }), fine);
+    group.addEventListener('toggle', () => { if (group.open) fineOpen.add(pk.run_id); else fineOpen.delete(pk.run_id); });
+    box.append(group);
+  }
   if ((pk.actions || []).length) {
     box.append(el('h3', { textContent: t('actions_title') }), el('ul', { className: 'actions-done' }, ...pk.actions.map((a) => {
       const li = el('li', { textContent: [fmtTime(a.at), actionText(a), a.by ? t('by', { who: a.by }) : ''].filter(Boolean).join(' · ') });
@@ -356,28 +465,48 @@ function actionText(a) {
 }
 
 // packActions are an added item's buttons: Remove from cart, Change
-// quantity, Wrong product.
-function packActions(pk, it, after) {
+// quantity, Wrong product (which asks first). What the store said is
+// shown beside them.
+function packActions(runID, it, line, after) {
+  const key = `${runID}/${it.item_id}`;
+  const row = el('div', { className: 'row' });
+  const fb = el('div', { className: 'feedback', role: 'status' });
+  const shown = feedback.get(key);
+  if (shown) { fb.textContent = shown.text; if (shown.bad) fb.classList.add('bad'); }
   const send = async (body, b) => {
-    b.disabled = true;
-    showNotice(t('cart_working', { item: it.item_name }));
-    const ok = await act('api/cart/action', JSON.stringify({ run_id: pk.run_id, item_id: it.item_id, ...body }));
-    b.disabled = false;
-    if (ok) showNotice('');
+    for (const x of row.querySelectorAll('button')) x.disabled = true;
+    fb.classList.remove('bad');
+    fb.textContent = t('cart_working', { item: it.item_name });
+    const r = await fetch(BASE + 'api/cart/action', { method: 'POST', headers: { 'X-Gemini-Supply': '1', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ run_id: runID, item_id: it.item_id, ...body }) });
+    if (r.ok) {
+      const a = await r.json();
+      setFeedback(key, actionText(a), false);
+    } else {
+      const said = (await r.text()).trim() || t('error_status', { status: r.status });
+      setFeedback(key, r.status === 409 || r.status === 404 ? said : t('action_refused', { error: said }), true);
+    }
+    fb.textContent = feedback.get(key).text;
+    fb.classList.toggle('bad', feedback.get(key).bad);
+    for (const x of row.querySelectorAll('button')) x.disabled = false;
+    if (snapshot) { shownPack = ''; render(snapshot); }
     after();
   };
   const remove = button(t('remove_from_cart'), { className: 'secondary' });
   remove.dataset.act = 'remove';
   remove.addEventListener('click', () => send({ action: 'remove' }, remove));
-  const qty = el('input', { type: 'number', min: 1, max: 99, value: it.quantity || 1, ariaLabel: t('quantity_of', { item: it.item_name }) });
+  const qty = el('input', { type: 'number', min: 1, max: 99, value: (line && line.quantity) || it.quantity || 1, ariaLabel: t('quantity_of', { item: it.item_name }) });
   qty.className = 'qty';
   const set = button(t('change_quantity'), { className: 'secondary' });
   set.dataset.act = 'quantity';
   set.addEventListener('click', () => send({ action: 'quantity', quantity: Number(qty.value) }, set));
   const wrong = button(t('wrong_product'), { className: 'secondary', title: t('wrong_product_hint') });
   wrong.dataset.act = 'wrong_product';
-  wrong.addEventListener('click', () => send({ action: 'wrong_product' }, wrong));
-  return el('div', { className: 'row' }, remove, qty, set, wrong);
+  wrong.addEventListener('click', async () => {
+    if (await ask(t('wrong_confirm', { item: it.item_name, product: it.product_name || '?' }), t('wrong_product'))) send({ action: 'wrong_product' }, wrong);
+  });
+  row.append(remove, qty, set, wrong);
+  return el('div', { className: 'pack-actions' }, row, fb);
 }
 
 // --- the agents' tabs -------------------------------------------------------
@@ -437,7 +566,7 @@ function renderQuestion(q) {
     if (q.context) box.append(el('p', { className: 'detail', textContent: q.context }));
     (q.options || []).forEach((o, i) => {
       const pick = el('div', { className: 'pick' });
-      pick.append(button(`${i + 1}. ${o.name}${o.price ? ' — ' + o.price : ''}`, {
+      pick.append(button(`${i + 1}. ${o.name}${o.price ? ' — ' + fmtPriceText(o.price) : ''}`, {
         className: 'option', onclick: () => answer(q.id, { answer: 'product', index: i }),
       }));
       const star = button(`${i + 1}`, { className: 'secondary star', onclick: () => answer(q.id, { answer: 'product', index: i, remember: true }) }, 'star');
@@ -463,6 +592,10 @@ function renderQuestion(q) {
 
 let pendingStart = null; // the body of the start the preview leads to
 
+// tagWords says an item's tag in words: why a Retry shops it ("not found
+// last time"), not "#404"; any other tag as written.
+const tagWords = (tag) => ({ '#404': t('tag_not_found'), '#failed': t('tag_failed') }[tag] || tag);
+
 async function startWithPreview(retry) {
   showNotice('');
   const body = retry ? JSON.stringify({ retry_tagged: true }) : undefined;
@@ -482,13 +615,13 @@ async function startWithPreview(retry) {
   $('preview-title').textContent = retry ? t('preview_retry') : t('preview_start');
   $('preview-text').textContent = n ? t(n === 1 ? 'preview_one' : 'preview_many', { n }) : t(retry ? 'preview_retry_none' : 'preview_none');
   $('preview-list').replaceChildren(...plan.to_shop.map((it) =>
-    el('li', { textContent: `${itemLabel(it.product, it.quantity)}${it.tags && it.tags.length ? '  ' + it.tags.join(' ') : ''}` })));
+    el('li', { textContent: [itemLabel(it.product, it.quantity), ...(it.tags || []).map(tagWords)].join(' · ') })));
   const skipped = [];
   if (plan.tagged.length) skipped.push(t('skipped_tagged', { n: plan.tagged.length }));
-  if (plan.duplicates.length) skipped.push(t('skipped_duplicates', { n: plan.duplicates.length }));
+  if (plan.duplicates.length) skipped.push(tn('skipped_duplicates', plan.duplicates.length));
   if (plan.unnamed.length) skipped.push(t('skipped_unnamed', { n: plan.unnamed.length }));
   if (plan.too_long && plan.too_long.length) skipped.push(t('skipped_too_long', { n: plan.too_long.length }));
-  if (plan.untagged) skipped.push(t('skipped_untagged', { n: plan.untagged }));
+  if (plan.untagged) skipped.push(tn('skipped_untagged', plan.untagged));
   if (plan.completed) skipped.push(t('skipped_completed', { n: plan.completed }));
   $('preview-skipped').textContent = skipped.length ? t('skipped', { list: skipped.join('; ') }) : '';
   $('preview-go').disabled = n === 0;
@@ -508,13 +641,13 @@ async function flushForget() {
   pendingForget = null;
   clearTimeout(f.timer);
   $('snackbar').hidden = true;
-  await act('api/products/forget', JSON.stringify({ key: f.key }));
+  for (const key of f.keys) await act('api/products/forget', JSON.stringify({ key }));
 }
 
-function forgetLater(key) {
+function forgetLater(keys, words) {
   flushForget();
-  pendingForget = { key, timer: setTimeout(() => { flushForget().then(loadProducts); }, 8000) };
-  $('snackbar-text').textContent = t('forgotten', { item: key });
+  pendingForget = { keys, timer: setTimeout(() => { flushForget().then(loadProducts); }, 8000) };
+  $('snackbar-text').textContent = t('forgotten', { item: words });
   $('snackbar').hidden = false;
 }
 
@@ -526,6 +659,25 @@ $('snackbar-undo').addEventListener('click', () => {
 });
 window.addEventListener('pagehide', () => { flushForget(); });
 
+// productGroups are the remembered items as the household says them: the
+// names written on the list (not the memory's keys), and the items whose
+// remembered product is the same one together ("beurre" and "butter").
+function productGroups(list) {
+  const groups = [];
+  const byURL = new Map();
+  for (const p of list) {
+    const g = p.url && byURL.get(p.url);
+    if (g) { g.push(p); continue; }
+    const ng = [p];
+    if (p.url) byURL.set(p.url, ng);
+    groups.push(ng);
+  }
+  return groups;
+}
+
+// wordsOf is how the household wrote an item ("bananas"), else its key.
+const wordsOf = (g) => [...new Set(g.flatMap((p) => (p.words && p.words.length ? p.words : [p.key])))].join(' · ');
+
 async function loadProducts() {
   await flushForget();
   let list;
@@ -535,27 +687,44 @@ async function loadProducts() {
     showNotice(e.message);
     return;
   }
-  $('products').replaceChildren(...(list.length ? list.map((p) => {
+  $('products').replaceChildren(...(list.length ? productGroups(list).map((g) => {
+    const p = g[0];
+    const keys = g.map((x) => x.key);
+    const words = wordsOf(g);
     const forget = button(t('forget'), { className: 'secondary danger' }, 'delete');
     forget.dataset.act = 'forget';
-    forget.setAttribute('aria-label', t('forget_label', { item: p.key }));
+    forget.setAttribute('aria-label', t('forget_label', { item: words }));
     const li = el('li', { className: 'card' });
     forget.addEventListener('click', async () => {
-      if (!await ask(t('forget_confirm', { item: p.key }), t('forget'))) return;
+      if (!await ask(t('forget_confirm', { item: words }), t('forget'))) return;
       li.remove();
-      forgetLater(p.key);
+      forgetLater(keys, words);
     });
-    const parts = [el('div', { className: 'name' }, p.pinned ? icon('star') : null, p.key),
+    const pinned = g.every((x) => x.pinned);
+    const parts = [el('div', { className: 'name' }, pinned ? icon('star') : null, words),
       el('div', { className: 'detail', textContent: p.name
-        ? [p.name, p.size, p.price, p.times_chosen ? t('times_chosen', { n: p.times_chosen }) : '', t('last_seen', { when: fmtTime(p.last_seen) })].filter(Boolean).join(' · ')
+        ? [p.name, p.size, fmtPriceText(p.price), p.times_chosen ? t('times_chosen', { n: p.times_chosen }) : '', t('last_seen', { when: fmtTime(p.last_seen) })].filter(Boolean).join(' · ')
         : t('no_product_yet') })];
+    const actions = [];
+    if (p.name && !pinned) {
+      // Any remembered product can be made the item's own (⭐).
+      const keep = button(t('keep_this'), { className: 'secondary' }, 'star');
+      keep.dataset.act = 'keep';
+      keep.setAttribute('aria-label', t('keep_this_label', { item: words }));
+      keep.addEventListener('click', async () => {
+        let ok = true;
+        for (const key of keys) ok = (await act('api/products/keep', JSON.stringify({ key }))) && ok;
+        if (ok) loadProducts();
+      });
+      actions.push(keep);
+    }
     const s = p.substitute;
     if (s) {
       // A substitute is bought for one run only; ⭐ makes it the item's own.
-      const sub = el('div', { className: 'detail substitute', textContent: t('substitute', { what: [s.name, s.price, s.by_household ? t('your_choice') : t('agents_choice'), s.in_a_row > 1 ? t('in_a_row', { n: s.in_a_row }) : '', t('last_seen', { when: fmtTime(s.last_seen) })].filter(Boolean).join(' · ') }) });
+      const sub = el('div', { className: 'detail substitute', textContent: t('substitute', { what: [s.name, fmtPriceText(s.price), s.by_household ? t('your_choice') : t('agents_choice'), s.in_a_row > 1 ? t('in_a_row', { n: s.in_a_row }) : '', t('last_seen', { when: fmtTime(s.last_seen) })].filter(Boolean).join(' · ') }) });
       const pin = button(t('keep_this'), { className: 'secondary' }, 'star');
       pin.dataset.act = 'pin';
-      pin.setAttribute('aria-label', t('keep_this_label', { item: p.key }));
+      pin.setAttribute('aria-label', t('keep_this_label', { item: words }));
       pin.addEventListener('click', async () => {
         if (await act('api/products/pin', JSON.stringify({ key: p.key }))) loadProducts();
       });
@@ -570,14 +739,17 @@ async function loadProducts() {
       box.dataset.policy = k;
       box.addEventListener('change', async () => {
         policy[k] = box.checked;
-        if (!await act('api/products/policy', JSON.stringify({ key: p.key, policy }))) box.checked = !box.checked;
+        let ok = true;
+        for (const key of keys) ok = (await act('api/products/policy', JSON.stringify({ key, policy }))) && ok;
+        if (!ok) box.checked = !box.checked;
       });
-      rules.append(el('label', {}, box, ` ${t(`policy_${k}`)} `));
+      rules.append(el('label', {}, box, el('span', { textContent: t(`policy_${k}`) })));
     });
-    parts.push(rules, el('div', { className: 'card-actions' }, forget));
+    parts.push(rules, el('div', { className: 'card-actions' }, ...actions, forget));
     li.append(...parts);
     li.dataset.product = p.key;
-    if (p.pinned) li.dataset.pinned = 'true';
+    li.dataset.keys = keys.join(' ');
+    if (pinned) li.dataset.pinned = 'true';
     return li;
   }) : [el('li', { className: 'detail', textContent: t('no_products') })]));
 }
@@ -585,8 +757,21 @@ async function loadProducts() {
 // --- history ----------------------------------------------------------------
 
 function countsText(r) {
-  return [t('run_items', { n: r.items }), t('count_added', { n: r.added }), r.not_found ? t('count_not_found', { n: r.not_found }) : '',
-    r.failed ? t('count_failed', { n: r.failed }) : '', r.not_shopped ? t('count_not_shopped', { n: r.not_shopped }) : ''].filter(Boolean).join(' · ');
+  return [tn('run_items', r.items), r.total_cents ? t('run_total', { total: fmtCents(r.total_cents) }) : '', tn('count_added', r.added), r.not_found ? tn('count_not_found', r.not_found) : '',
+    r.failed ? t('count_failed', { n: r.failed }) : '', r.not_shopped ? tn('count_not_shopped', r.not_shopped) : ''].filter(Boolean).join(' · ');
+}
+
+// kindWords say a run that was not the weekly list's: a Wrong product's
+// re-shop.
+const kindWords = { reshop: 'kind_reshop' };
+
+// pastState is a past run's state, neutral: "Done", not "review the cart".
+const pastState = (r) => (r.state === 'review_ready' ? chip(t('past_done'), '', 'check') : chip(t(`state_${r.state}`), stateKinds[r.state]));
+
+// changeText is a cart line's change: "Milk 2 L: 0 → 2 (4,99 $ l'unité)".
+function changeText(c) {
+  const price = fmtPrice(c.price);
+  return price ? t('change_line_price', { name: c.name, before: c.before, after: c.after, price }) : t('change_line', { name: c.name, before: c.before, after: c.after });
 }
 
 async function loadRuns() {
@@ -595,7 +780,8 @@ async function loadRuns() {
     $('runs').replaceChildren(...(runs.length ? runs.map((r) => {
       const b = button(fmtTime(r.started_at), { className: 'link' });
       b.addEventListener('click', () => loadRun(r.id));
-      const li = el('li', { className: 'card' }, el('div', { className: 'card-head' }, b, chip(t(`state_${r.state}`), stateKinds[r.state])),
+      const li = el('li', { className: 'card' }, el('div', { className: 'card-head' }, b, el('span', { className: 'chips' },
+        kindWords[r.kind] ? chip(t(kindWords[r.kind])) : null, pastState(r))),
         el('div', { className: 'detail', textContent: countsText(r) }));
       li.dataset.run = r.id;
       return li;
@@ -614,26 +800,29 @@ async function loadRun(id) {
     return;
   }
   $('run-detail-title').textContent = t('run_of', { when: fmtTime(d.started_at) });
-  const body = [el('p', {}, chip(t(`state_${d.state}`), stateKinds[d.state]), ' ', countsText(d))];
+  const body = [el('p', {}, pastState(d), ' ', countsText(d))];
   const who = [d.started_by ? t('started_by', { who: d.started_by }) : '', d.stopped_by ? t('stopped_by', { who: d.stopped_by }) : ''].filter(Boolean).join(' · ');
   if (who) body.push(el('p', { className: 'detail who', textContent: who }));
   if (d.error) body.push(el('p', { className: 'bad', textContent: t('run_failed') }));
   body.push(el('h3', { textContent: t('cart_review') }));
-  body.push(el('ul', {}, ...(d.changes.length ? d.changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: t('no_change') })])));
+  // The cart's changed lines in the page's language (a journal's own
+  // words when it has no data for them).
+  const changes = (d.change_lines || []).length ? d.change_lines.map(changeText) : d.changes;
+  body.push(el('ul', {}, ...(changes.length ? changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: t('no_change') })])));
   if (d.warnings.length) body.push(el('ul', { className: 'warnings' }, ...sayAll(d.warnings, d.warning_texts).map((w) => el('li', { textContent: w }))));
   if (d.cart_url) body.push(el('p', {}, el('a', { href: d.cart_url, target: '_blank', rel: 'noopener noreferrer' }, icon('open'), t('open_cart'))));
-  if (d.pack) body.push(renderPack(d.pack, snapshot && snapshot.actions, () => loadRun(id)));
+  if (d.pack) body.push(renderPack(d.pack, snapshot && snapshot.actions, () => loadRun(id), { items: d.items_detail.map((it) => it.result).filter(Boolean) }));
   body.push(el('h3', { textContent: t('items_title') }));
   const items = el('ul', { className: 'list run-items' });
   for (const it of d.items_detail) {
     const r = it.result || {};
     const li = el('li', {}, el('div', { className: 'name', textContent: itemLabel(it.name, it.quantity) }),
-      el('div', { className: 'detail', textContent: [outcomeWord(r.outcome || 'in_progress'), r.product_name, r.price && r.price.Text, clean(r.explanation)].filter(Boolean).join(' · ') }));
+      el('div', { className: 'detail', textContent: [outcomeWord(r.outcome || 'in_progress'), r.product_name, fmtPrice(r.price), explain(r)].filter(Boolean).join(' · ') }));
     li.dataset.item = it.name;
     if ((it.answered_by || []).length) li.append(el('div', { className: 'detail who', textContent: t('answered_by', { who: it.answered_by.join(', ') }) }));
     const more = [];
     it.attempts.forEach((a, i) => {
-      const line = el('div', { className: 'detail', textContent: `${t('attempt', { n: i + 1, query: a.query })} · ${fmtSeconds(a.duration_ms)} ` });
+      const line = el('div', { className: 'detail', textContent: `${t('searched_for', { query: a.query })} · ${fmtSeconds(a.duration_ms)} ` });
       if (a.trace) {
         const b = button(t('show_trace'), { className: 'link' });
         b.addEventListener('click', () => loadTrace(d.id, a.trace, t('trace_title', { item: it.name, n: i + 1 })));
@@ -642,7 +831,8 @@ async function loadRun(id) {
       li.append(line);
       more.push(`${t('attempt', { n: i + 1, query: a.query })}: ${t('turns', { n: a.turns })} · ${fmtUsage(a.usage)}${a.reason ? ' · ' + a.reason : ''}${a.error ? ' · ' + a.error : ''}`);
     });
-    li.append(details(...more));
+    const attempts = details(...more); // none for a replayed item (no "null" line)
+    if (attempts) li.append(attempts);
     items.append(li);
   }
   body.push(items);
