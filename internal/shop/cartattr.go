@@ -103,9 +103,12 @@ func (it *itemRun) setTab(t Tab) {
 // and unanswered adds); what the item's accepted quantity changes took out
 // again (a wrong product removed) is subtracted.
 func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
-	want := max(it.p.item.Quantity, 1)
+	want := it.quantity()
 	it.cartMu.Lock()
 	defer it.cartMu.Unlock()
+	if err := it.refuseRejectedAdd(add); err != nil {
+		return err
+	}
 	all := append(append([]browser.CartRequest(nil), it.cart...), it.tabRequestsLocked()...)
 	removed := rawAdds(all) - sumUnits(effectOf(all).added)
 	have := max(rawAdds(it.cart)+tabUnits-removed, 0)
@@ -215,14 +218,18 @@ func (it *itemRun) cartWarnings(res report.ItemResult) []messages.Text {
 	var warns []messages.Text
 	it.cartMu.Lock()
 	refused := append([]store.CartChange(nil), it.refused...)
+	wrong := append([]WrongProduct(nil), it.refusedWrong...)
 	it.cartMu.Unlock()
+	for _, w := range uniqueWrong(wrong) {
+		warns = append(warns, messages.Say("warning.tab_refused_wrong", "product", w.Name))
+	}
 	if len(refused) > 0 {
 		units := 0
 		for _, c := range refused {
 			units += max(c.Quantity, 1)
 		}
 		warns = append(warns, messages.Say("warning.tab_refused",
-			"tries", len(refused), "units", units, "want", max(it.p.item.Quantity, 1)))
+			"tries", len(refused), "units", units, "want", it.quantity()))
 	}
 	if res.Outcome != report.OutcomeAdded {
 		outcome := "@warning.outcome_" + string(res.Outcome)

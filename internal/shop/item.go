@@ -69,8 +69,15 @@ type itemRun struct {
 	cart    []browser.CartRequest
 	tab     Tab
 	tabBase int // the tab's requests before the item took it (another item's)
-	// refused are the adds the item's cart limit stopped (cartLimit).
-	refused []store.CartChange
+	// refused are the adds the item's cart limit stopped (cartLimit);
+	// refusedWrong, those of a product marked wrong.
+	refused      []store.CartChange
+	refusedWrong []WrongProduct
+
+	// rejected are the products marked wrong for the item (rejected.go);
+	// qty is how many it buys (quantity). Both set when it starts.
+	rejected []WrongProduct
+	qty      int
 }
 
 // attemptOut is what one attempt produced.
@@ -141,6 +148,11 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 		if rem, ok := r.cfg.Recall.Recall(p.item.Name); ok {
 			it.remembered = &rem
 		}
+	}
+	it.rejected = r.rejectedOf(p.item.Name)
+	it.qty = max(p.item.Quantity, 1)
+	if rem := it.remembered; rem != nil {
+		it.qty = rem.quantityFor(it.qty)
 	}
 	started := it.started
 	// The duplicates share the item's fate: they are in flight with it.
@@ -280,7 +292,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		ItemName:      it.p.item.Name,
 		Query:         it.query,
 		QueryFromUser: it.fromUser,
-		Quantity:      it.p.item.Quantity,
+		Quantity:      it.quantity(),
 		PostalCode:    r.cfg.PostalCode,
 		CanAsk:        r.cfg.Resolver != nil,
 		NoSubstitute:  it.policy.NoSub,
@@ -291,9 +303,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		Earlier:       it.earlierAdds(),
 		MaybeAdded:    it.maybeAdded(r.cfg.Store.CartSetup),
 	}
-	if w, ok := r.cfg.WrongProducts[it.p.item.Name]; ok {
-		data.Wrong = &w
-	}
+	data.Wrong = it.rejected
 	if r.cfg.Preferences != nil && !it.fromUser {
 		if pref, ok := r.cfg.Preferences.Lookup(it.p.item.Name); ok {
 			data.Preferred = &pref

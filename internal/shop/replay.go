@@ -45,6 +45,28 @@ const (
 // Remembered is the product the memory holds for an item.
 type Remembered struct {
 	Name, URL, ProductID, Price, Size string
+	// HouseholdQuantity is the quantity the household set for it in the
+	// review, while the list asks for ListQuantity (0: none).
+	HouseholdQuantity, ListQuantity int
+}
+
+// quantityFor is how many the item buys when the list asks for list: the
+// household's quantity while the list still asks for what it asked for
+// when the household set it, else the list's (the list wins once edited).
+func (r Remembered) quantityFor(list int) int {
+	if r.HouseholdQuantity > 0 && r.ListQuantity == list {
+		return r.HouseholdQuantity
+	}
+	return list
+}
+
+// quantity is how many units the item buys: the list's, or the household's
+// correction from a review (Remembered.quantityFor).
+func (it *itemRun) quantity() int {
+	if it.qty > 0 {
+		return it.qty
+	}
+	return max(it.p.item.Quantity, 1)
 }
 
 // ProductRecall finds the product remembered for an item (the product
@@ -104,6 +126,10 @@ func (it *itemRun) replay(ctx context.Context) bool {
 	}
 	rem, ok := r.cfg.Recall.Recall(it.p.item.Name)
 	if !ok || rem.URL == "" {
+		return false
+	}
+	if w, wrong := it.rejectedAs(rem.ProductID, rem.URL, rem.Name); wrong {
+		r.log.Warn("replay: the remembered product is marked wrong for the item; the agent shops it", "item", it.p.item.Name, "product", w.Name)
 		return false
 	}
 	tab := r.pooledReplayTab(ctx, it.p.item.Name)
@@ -205,7 +231,7 @@ func (r *run) closeReplayTabs() {
 func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered) (shoppinglist.Added, string, string) {
 	r := it.r
 	pp := r.cfg.Store.Product
-	qty := max(it.p.item.Quantity, 1)
+	qty := it.quantity()
 	t0 := time.Now()
 	if err := t.Load(ctx, rem.URL); err != nil {
 		return shoppinglist.Added{}, "the remembered product page could not be opened (" + firstLine(err) + ")", ""
