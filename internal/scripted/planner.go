@@ -124,9 +124,9 @@ type Goal struct {
 	Item       string
 	Quantity   int
 	PostalCode string
-	// Wrong is the product the household rejected ("Wrong product: …",
-	// its address or name): never chosen.
-	Wrong string
+	// Wrong are the products the household rejected ("Wrong product: …"
+	// lines, each its address or name): never chosen.
+	Wrong []string
 }
 
 // ParseGoal reads the lines "Item: …", "Quantity: n" (default 1) and
@@ -152,7 +152,7 @@ func ParseGoal(text string) (Goal, error) {
 		case "Postal code":
 			g.PostalCode = v
 		case "Wrong product":
-			g.Wrong = v
+			g.Wrong = append(g.Wrong, v)
 		}
 	}
 	if g.Item == "" {
@@ -335,7 +335,7 @@ func (p *Planner) choose(req *gemini.Request, g Goal, h history, v view, search 
 	}
 
 	wrong := func(t product) bool {
-		return g.Wrong != "" && (sameURL(g.Wrong, t.url) || g.Wrong == t.display())
+		return slices.ContainsFunc(g.Wrong, func(w string) bool { return sameURL(w, t.url) || w == t.display() })
 	}
 	var matches, canAdd []product
 	soldOut := h.soldOutOnPages()

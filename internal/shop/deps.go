@@ -139,7 +139,7 @@ type Config struct {
 	// Rejections, when set, gives the products the household marked wrong
 	// for an item (the product memory): never added for it (rejected.go).
 	Rejections ProductRejections
-	PostalCode    string
+	PostalCode string
 	// Resolver, when set, answers present_options.
 	Resolver    ChoiceResolver
 	Preferences Preferences
