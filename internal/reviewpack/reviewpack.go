@@ -66,6 +66,12 @@ const (
 	// WarnNotAsked: added without the household's answer, although the
 	// item says always ask (report.ItemResult.NotAsked).
 	WarnNotAsked WarningKind = "not_asked"
+	// WarnUnexpectedChange: the cart changed in a way no item's report
+	// explains (the cart review's; about no item).
+	WarnUnexpectedChange WarningKind = "unexpected_change"
+	// WarnCartUnchecked: the cart could not be read after the run, so
+	// nothing was checked (the cart review's; about no item).
+	WarnCartUnchecked WarningKind = "review_unavailable"
 )
 
 // Warning is one thing about an item the household should check.
