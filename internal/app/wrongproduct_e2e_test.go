@@ -39,6 +39,10 @@ func TestWrongProductNeverReturns(t *testing.T) {
 	}
 	pk := res.Pack
 	oranges := pk.Items[0]
+	// Juice for a fruit: a warning that needs a look.
+	if !hasWarning(oranges, reviewpack.WarnDifferentKind) || !oranges.Attention {
+		t.Errorf("the pack does not flag juice for oranges: %+v", oranges)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()
