@@ -95,7 +95,9 @@ func TestWrongProductIsNeverTheItems(t *testing.T) {
 		})
 	}
 
-	res := &fakeResolver{answer: func(choice.Question) (choice.Answer, error) { return choice.Answer{Kind: choice.KindProduct, Index: 0}, nil }}
+	res := &fakeResolver{answer: func(choice.Question) (choice.Answer, error) {
+		return choice.Answer{Kind: choice.KindProduct, Index: 0}, nil
+	}}
 	it := newItem()
 	it.r.now = time.Now
 	ts := &toolSet{item: it, att: &attempt{}, resolver: res, onEnd: func(context.Context, ending) {}}
