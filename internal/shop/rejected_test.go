@@ -4,13 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
-	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 type fakeRejections map[string][]WrongProduct
@@ -23,15 +21,7 @@ func (f fakeRejections) Rejected(item string) []WrongProduct { return f[item] }
 // result says so.
 func TestTabRefusesAProductMarkedWrong(t *testing.T) {
 	p := newFakeProvider("a")
-	h := &fakeHost{authed: true, limitsAdds: true}
-	var tabs []*fakeTab
-	var mu sync.Mutex
-	h.tabFor = func(ft *fakeTab) Tab {
-		mu.Lock()
-		defer mu.Unlock()
-		tabs = append(tabs, ft)
-		return ft
-	}
+	h, tabs := recordingHost()
 	a := newFakeAgent(map[string]behaviour{"a": addsThen("b", 1, addsThen("a", 1, added("A", "$1")))})
 	cfg := baseConfig(t, p, h, a)
 	cfg.Rejections = fakeRejections{"a": {{Name: "Product B", URL: "https://store.test/p/b"}}}
@@ -39,20 +29,7 @@ func TestTabRefusesAProductMarkedWrong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	units := map[string]int{}
-	refused := 0
-	for _, ft := range tabs {
-		for _, r := range ft.CartRequests() {
-			if r.Done() && r.Kind == store.CartAdd {
-				units[r.ProductID] += max(r.Quantity, 1)
-			}
-			if r.Refused {
-				refused++
-			}
-		}
-	}
-	mu.Unlock()
+	units, refused := cartOf(tabs())
 	if units["b"] != 0 || units["a"] != 1 || refused != 1 {
 		t.Errorf("the store accepted %v with %d refused; want 1 × a, b refused", units, refused)
 	}
