@@ -49,17 +49,18 @@ func (w WrongProduct) id() string {
 }
 
 // same says whether a product (its id, address and name, any of which may
-// be empty) is w: the same store id when both have one, else the same
-// product page when both have an address, else the same name.
+// be empty) is w: the same store id when both have one (the id decides);
+// else the same product page, or the same name (an agent may report a
+// search page's address with the product's name).
 func (w WrongProduct) same(id, url, name string) bool {
 	if id == "" {
 		id = store.ProductID(url)
 	}
-	switch a := w.id(); {
-	case a != "" && id != "":
+	if a := w.id(); a != "" && id != "" {
 		return strings.EqualFold(a, id)
-	case w.URL != "" && url != "":
-		return urlPath(w.URL) == urlPath(url)
+	}
+	if p := urlPath(url); p != "" && w.URL != "" && urlPath(w.URL) == p {
+		return true
 	}
 	return strings.TrimSpace(name) != "" && strings.EqualFold(strings.TrimSpace(w.Name), strings.TrimSpace(name))
 }

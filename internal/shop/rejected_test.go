@@ -54,6 +54,7 @@ func TestWrongProductIsNeverTheItems(t *testing.T) {
 	}{
 		{"by its page", map[string]any{"item_name": "Orange Juice No Pulp", "price_text": "$5.49", "url": "https://store.test/p/orange-juice-1540ml/"}, false},
 		{"by its name", map[string]any{"item_name": "tropicana orange juice", "price_text": "$5.49"}, false},
+		{"by its name, on a search page", map[string]any{"item_name": "Tropicana Orange Juice", "price_text": "$5.49", "url": "https://store.test/search?q=oranges"}, false},
 		{"another product", map[string]any{"item_name": "Navel Oranges", "price_text": "$3.99", "url": "https://store.test/p/oranges-navel"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
