@@ -583,6 +583,9 @@ func (m *Memory) Reject(item string, wrong Product) (forgot bool, err error) {
 		return false, fmt.Errorf("products: mark a product of %q wrong: the item name is empty after removing quantity and tags", item)
 	}
 	r := Rejected{Name: strings.TrimSpace(wrong.Name), URL: wrong.URL, ProductID: wrong.ProductID}
+	if r.URL != "" && checkTexts(k, Product{URL: r.URL}) != nil {
+		r.URL = "" // an address the agent reported oddly: the id and name still mark it
+	}
 	if err := m.validRejected(k, r); err != nil {
 		return false, fmt.Errorf("products: not marking %q wrong for %q: %w", report.Clip(wrong.Name, 80), report.Clip(k, 80), err)
 	}

@@ -119,6 +119,12 @@ func TestRejectedOnDiskIsValidated(t *testing.T) {
 	if _, err := m.Reject("oranges", Product{Name: "", ProductID: "x"}); err == nil {
 		t.Error("a mark without a name was kept")
 	}
+	// An odd address does not lose the mark: the id and the name keep it.
+	if _, err := m.Reject("oranges", Product{Name: "Juice", URL: "/p/juice", ProductID: "juice"}); err != nil {
+		t.Errorf("a mark with a relative address: %v", err)
+	} else if e, _ := m.Entry("oranges"); !e.IsRejected(Product{ProductID: "juice"}) || e.Rejected[0].URL != "" {
+		t.Errorf("the mark: %+v", e.Rejected)
+	}
 	must(t, m.Added("milk", Product{Name: "Milk", URL: "https://s.test/p/milk"}))
 	data, err := os.ReadFile(m.Path())
 	if err != nil {
