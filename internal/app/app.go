@@ -239,6 +239,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Preferences:          r.preferences(),
 		Memory:               r.productMemory(),
 		Recall:               r.productRecall(),
+		Rejections:           r.productRejections(),
 		Policies:             r.itemPolicies(),
 		Replay:               ReplayMode(r.cfg.Replay, env.profile),
 		ReplayMaxPriceChange: r.cfg.ReplayMaxPriceChange,
@@ -616,6 +617,13 @@ func (r *Runner) productRecall() shop.ProductRecall {
 	return nil
 }
 
+func (r *Runner) productRejections() shop.ProductRejections {
+	if m := r.memory(); m.m != nil {
+		return m
+	}
+	return nil
+}
+
 func demoCredentials(srv *demostore.Server) (string, config.Secret) {
 	u, p := srv.Credentials()
 	return u, config.Secret(p)
@@ -668,7 +676,7 @@ func wrongProducts(in map[string]runstatus.WrongProduct) map[string]shop.WrongPr
 	}
 	out := make(map[string]shop.WrongProduct, len(in))
 	for item, p := range in {
-		out[item] = shop.WrongProduct{Name: p.Name, URL: p.URL}
+		out[item] = shop.WrongProduct{Name: p.Name, URL: p.URL, ProductID: p.ProductID}
 	}
 	return out
 }

@@ -134,8 +134,11 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	} else {
 		r.log.Warn("reading the cart after an action failed", "err", err)
 	}
+	if changeErr == nil && req.Kind == reviewpack.ActQuantity {
+		r.rememberQuantity(*item, listQuantity(rec, item.ItemID), req.Quantity)
+	}
 	if changeErr == nil && req.Kind == reviewpack.ActWrongProduct {
-		act.Forgot = r.forgetProduct(*item)
+		act.Forgot = r.rejectProduct(*item)
 		changeErr = r.reopen(ctx, item.ItemID)
 		if changeErr == nil {
 			act.Reshop = item.ItemName
@@ -160,26 +163,57 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	return act, nil
 }
 
-// forgetProduct forgets the product the review pack says was added for the
-// item — the item's remembered product or its substitute, whichever it is —
-// keeping the other one and the household's policy; it reports whether it
-// was remembered.
-func (r *Runner) forgetProduct(item reviewpack.Item) bool {
+// rejectProduct marks the product the review pack says was added for the
+// item wrong for it in the product memory (products.Memory.Reject): it is
+// forgotten — the item's remembered product or its substitute, whichever
+// it is, keeping the other one and the household's policy — and never
+// added for the item again until the household pins it or clears the mark.
+// It reports whether it was remembered.
+func (r *Runner) rejectProduct(item reviewpack.Item) bool {
 	m := r.memory()
 	if m.m == nil {
 		return false
 	}
-	// The id as the memory derives it (from the product's address, as
-	// rememberAdded does), else the cart line's.
+	forgot, err := m.m.Reject(item.ItemName, packProduct(item))
+	if err != nil {
+		r.log.Warn("marking the wrong product in the product memory failed", "item", item.ItemName, "err", err)
+	}
+	return forgot
+}
+
+// packProduct is the pack item's product as the memory knows it: its id
+// as the memory derives it (from the product's address, as the run's
+// record does), else the cart line's.
+func packProduct(item reviewpack.Item) products.Product {
 	id := store.ProductID(item.URL)
 	if id == "" {
 		id = item.ProductID
 	}
-	err := m.m.ForgetProduct(item.ItemName, products.Product{Name: item.ProductName, URL: item.URL, ProductID: id})
-	if err != nil && !errors.Is(err, products.ErrNotRemembered) {
-		r.log.Warn("forgetting the wrong product failed", "item", item.ItemName, "err", err)
+	return products.Product{Name: item.ProductName, URL: item.URL, ProductID: id}
+}
+
+// rememberQuantity records the quantity the household set for the item's
+// product (Change quantity) with the list's quantity of the item in the
+// run: the next run buys it while the list asks for the same.
+func (r *Runner) rememberQuantity(item reviewpack.Item, list, qty int) {
+	m := r.memory()
+	if m.m == nil || qty < 1 || list < 1 {
+		return
 	}
-	return err == nil
+	if err := m.m.SetQuantity(item.ItemName, packProduct(item), qty, list); err != nil {
+		r.log.Warn("the household's quantity was not remembered", "item", item.ItemName, "quantity", qty, "err", err)
+	}
+}
+
+// listQuantity is the list's quantity of item id in the run's journal (0:
+// unknown).
+func listQuantity(rec shop.JournalRecord, id string) int {
+	for _, ji := range rec.Items {
+		if ji.ItemID == id {
+			return ji.Quantity
+		}
+	}
+	return 0
 }
 
 // reopen puts the item back on the open list so that a run shops it.
@@ -211,14 +245,15 @@ func CartActions(r *Runner, start func(ctx context.Context, req runstatus.Reques
 		if err != nil || req.Kind != reviewpack.ActWrongProduct {
 			return act, err
 		}
-		wrong, url := act.Product, ""
+		wrong := runstatus.WrongProduct{Name: act.Product}
 		if rec, rerr := shop.ReadJournal(filepath.Join(shop.JournalDir(r.cfg.DataDir), req.RunID+".json")); rerr == nil {
 			if it, ok := rec.Pack.Item(req.ItemID); ok {
-				url = it.URL
+				p := packProduct(*it)
+				wrong.URL, wrong.ProductID = p.URL, p.ProductID
 			}
 		}
 		sreq := runstatus.Request{Source: req.Source, By: req.By, Items: []string{act.ItemName},
-			WrongProducts: map[string]runstatus.WrongProduct{act.ItemName: {Name: wrong, URL: url}}}
+			WrongProducts: map[string]runstatus.WrongProduct{act.ItemName: wrong}}
 		if err := start(ctx, sreq); err != nil {
 			return act, fmt.Errorf("the product was removed and forgotten, but the item could not be shopped again: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/scripted"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
@@ -497,7 +498,7 @@ func TestReviewCatchesMissingItem(t *testing.T) {
 	}
 	var missing []string
 	for _, w := range res.Review.Warnings {
-		if w.Kind == shop.WarnMissing {
+		if w.Kind == reviewpack.WarnMissing {
 			missing = append(missing, w.Item)
 		}
 	}

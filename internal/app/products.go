@@ -16,6 +16,8 @@ var (
 	_ shop.ProductMemory = memoryAdapter{}
 	_ shop.ProductRecall = memoryAdapter{}
 	_ shop.ItemPolicies  = memoryAdapter{}
+
+	_ shop.ProductRejections = memoryAdapter{}
 )
 
 // OpenProducts opens the product memory of the store named storeName in
@@ -67,7 +69,18 @@ func (a memoryAdapter) Recall(item string) (shop.Remembered, bool) {
 	if !ok || e.URL == "" {
 		return shop.Remembered{}, false
 	}
-	return shop.Remembered{Name: e.Name, URL: e.URL, ProductID: e.ProductID, Price: e.Price, Size: e.Size}, true
+	return shop.Remembered{Name: e.Name, URL: e.URL, ProductID: e.ProductID, Price: e.Price, Size: e.Size,
+		HouseholdQuantity: e.HouseholdQuantity, ListQuantity: e.ListQuantity}, true
+}
+
+// Rejected are the products the household marked wrong for item.
+func (a memoryAdapter) Rejected(item string) []shop.WrongProduct {
+	e, _ := a.m.Entry(item)
+	out := make([]shop.WrongProduct, 0, len(e.Rejected))
+	for _, r := range e.Rejected {
+		out = append(out, shop.WrongProduct{Name: r.Name, URL: r.URL, ProductID: r.ProductID})
+	}
+	return out
 }
 
 func (a memoryAdapter) Added(item string, ad shoppinglist.Added, how shop.AddedHow) error {

@@ -180,7 +180,7 @@ func (h *Host) refuseAdd(sess playwright.CDPSession, st *pageState, id string, e
 		}
 		st.mu.Unlock()
 		st.notice(fmt.Sprintf("The add to the cart was refused before it reached the store: %v.", err))
-		h.log.Warn("refused an add to the cart beyond the item's quantity", "item", st.itemName(),
+		h.log.Warn("the item's cart limit refused an add to the cart", "item", st.itemName(),
 			"path", c.Path, "product", c.ProductID, "units", c.Quantity, "tab_units", used, "why", err)
 		_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": abortFrame})
 		return true

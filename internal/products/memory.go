@@ -77,6 +77,74 @@ type Product struct {
 	// Policy is the household's rule for the item, set in the panel (the
 	// list's tags add theirs).
 	Policy shoppinglist.Policy `json:"policy,omitzero"`
+	// HouseholdQuantity is the quantity the household set for this
+	// product in the review (Change quantity); 0: none. It is what the
+	// item buys while the list still asks for ListQuantity (the list's
+	// quantity when it was set): once the list's quantity changes, the
+	// list wins (Quantity).
+	HouseholdQuantity int `json:"household_quantity,omitempty"`
+	ListQuantity      int `json:"list_quantity,omitempty"`
+	// Rejected are the products the household said are wrong for the item
+	// (the review pack's Wrong product): never added for it again — not
+	// replayed, refused at the item's tab, never offered in a question —
+	// until the household pins one (⭐) or clears the mark (Unreject).
+	// They do not expire: like a pin, they are the household's word.
+	Rejected []Rejected `json:"rejected,omitempty"`
+}
+
+// Rejected is a product the household said is wrong for an item.
+type Rejected struct {
+	Name      string    `json:"name"`
+	URL       string    `json:"url,omitempty"`
+	ProductID string    `json:"product_id,omitempty"`
+	At        time.Time `json:"at"`
+}
+
+// product is the rejected product as a Product (for sameProduct).
+func (r Rejected) product() Product { return Product{Name: r.Name, URL: r.URL, ProductID: r.ProductID} }
+
+// MaxRejected bounds the products remembered as wrong for one item (the
+// oldest mark goes first).
+const MaxRejected = 20
+
+// ErrRejected is returned by Record for a product the household rejected
+// for the item.
+var ErrRejected = errors.New("the household marked this product wrong for this item")
+
+// QuantityFor is how many the item buys of its product when the list asks
+// for listQuantity: the household's quantity from the review while the
+// list still asks for what it asked for then, else the list's.
+func (p Product) QuantityFor(listQuantity int) int {
+	if p.HouseholdQuantity > 0 && p.ListQuantity == listQuantity {
+		return p.HouseholdQuantity
+	}
+	return listQuantity
+}
+
+// IsRejected says whether the household marked q wrong for this item.
+func (p Product) IsRejected(q Product) bool {
+	for _, r := range p.Rejected {
+		if sameProduct(r.product(), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// empty: nothing is left in the entry (it is removed).
+func (p Product) empty() bool {
+	return !p.Standing() && p.Substitute == nil && p.Policy.IsZero() && len(p.Rejected) == 0
+}
+
+// withoutRejected is rs without the marks of q.
+func withoutRejected(rs []Rejected, q Product) []Rejected {
+	var out []Rejected
+	for _, r := range rs {
+		if !sameProduct(r.product(), q) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Substitute is a product bought for an item in place of its product: the
@@ -264,17 +332,22 @@ func (m *Memory) Record(item string, p Product, src Source) error {
 	if k == "" || strings.TrimSpace(p.Name) == "" {
 		return fmt.Errorf("products: cannot remember %q → %q: the item key or the product name is empty", item, p.Name)
 	}
-	p.Substitute, p.Policy = nil, shoppinglist.Policy{}
+	p.Substitute, p.Policy, p.Rejected = nil, shoppinglist.Policy{}, nil
+	p.HouseholdQuantity, p.ListQuantity = 0, 0
 	if err := m.validate(k, p); err != nil {
 		return fmt.Errorf("products: not remembering %q for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), err)
 	}
 	return m.update(func(f *file) error {
 		old := f.Products[k]
+		if old.IsRejected(p) {
+			return fmt.Errorf("products: not remembering %q for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), ErrRejected)
+		}
 		now := m.now()
 		sub := old.Substitute
 		switch {
 		case old.Standing() && sameProduct(old, p):
 			p.Pinned, p.PinnedAt = old.Pinned, old.PinnedAt
+			p.HouseholdQuantity, p.ListQuantity = old.HouseholdQuantity, old.ListQuantity
 			p.TimesChosen = old.TimesChosen + 1
 			if p.ProductID == "" {
 				p.ProductID = old.ProductID
@@ -308,7 +381,7 @@ func (m *Memory) Record(item string, p Product, src Source) error {
 			return nil
 		}
 		p.LastSeen = now
-		p.Policy = old.Policy
+		p.Policy, p.Rejected = old.Policy, old.Rejected
 		f.Products[k] = p
 		return nil
 	})
@@ -324,16 +397,19 @@ func (m *Memory) Pin(item string, p Product) error {
 	if strings.TrimSpace(p.Name) == "" {
 		return fmt.Errorf("products: cannot pin a product without a name for %q", k)
 	}
-	p.Substitute, p.Policy = nil, shoppinglist.Policy{}
+	p.Substitute, p.Policy, p.Rejected = nil, shoppinglist.Policy{}, nil
 	if err := m.validate(k, p); err != nil {
 		return fmt.Errorf("products: not pinning %q for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), err)
 	}
 	return m.update(func(f *file) error {
 		old, ok := f.Products[k]
-		if ok && sameProduct(old, p) {
+		if ok && old.Standing() && sameProduct(old, p) {
 			p.TimesChosen = old.TimesChosen
 			if p.Quantity == 0 {
 				p.Quantity = old.Quantity
+			}
+			if p.HouseholdQuantity == 0 {
+				p.HouseholdQuantity, p.ListQuantity = old.HouseholdQuantity, old.ListQuantity
 			}
 		}
 		now := m.now()
@@ -345,6 +421,9 @@ func (m *Memory) Pin(item string, p Product) error {
 		}
 		p.Pinned = true
 		p.Policy = old.Policy
+		// Pinning a product the household had marked wrong takes the mark
+		// back: the pin is its newer word.
+		p.Rejected = withoutRejected(old.Rejected, p)
 		if sub := old.Substitute; sub != nil && !sameProduct(sub.product(), p) {
 			p.Substitute = sub
 		}
@@ -399,7 +478,7 @@ func (m *Memory) SetPolicy(item string, pol shoppinglist.Policy) error {
 	return m.update(func(f *file) error {
 		e := f.Products[k]
 		e.Policy = pol
-		if !e.Standing() && e.Substitute == nil && pol.IsZero() {
+		if e.empty() {
 			delete(f.Products, k)
 			return nil
 		}
@@ -472,22 +551,106 @@ func (m *Memory) ForgetProduct(item string, wrong Product) error {
 		return fmt.Errorf("products: forget a product of %q: no product named: %w", k, ErrNotRemembered)
 	}
 	return m.update(func(f *file) error {
-		e, ok := f.Products[k]
-		forgot := false
-		if ok && e.Standing() && sameProduct(e, wrong) {
-			e = Product{Substitute: e.Substitute, Policy: e.Policy}
-			forgot = true
-		}
-		if ok && e.Substitute != nil && sameProduct(e.Substitute.product(), wrong) {
-			e.Substitute = nil
-			forgot = true
-		}
+		e, forgot := forgetIn(f.Products[k], wrong)
 		if !forgot {
 			return fmt.Errorf("products: forget %q for %q: %w", report.Clip(wrong.Name, 80), report.Clip(k, 80), ErrNotRemembered)
 		}
-		if !e.Standing() && e.Substitute == nil && e.Policy.IsZero() {
-			delete(f.Products, k)
-			return nil
+		f.put(k, e)
+		return nil
+	})
+}
+
+// forgetIn takes wrong out of entry e — its standing product, its
+// substitute, or both — and reports whether it held it.
+func forgetIn(e Product, wrong Product) (Product, bool) {
+	forgot := false
+	if e.Standing() && sameProduct(e, wrong) {
+		e = Product{Substitute: e.Substitute, Policy: e.Policy, Rejected: e.Rejected}
+		forgot = true
+	}
+	if e.Substitute != nil && sameProduct(e.Substitute.product(), wrong) {
+		e.Substitute = nil
+		forgot = true
+	}
+	return e, forgot
+}
+
+// put stores entry e under key k, or removes it when nothing is left in it.
+func (f *file) put(k string, e Product) {
+	if e.empty() {
+		delete(f.Products, k)
+		return
+	}
+	f.Products[k] = e
+}
+
+// Reject records that the household says wrong — a product added for
+// item — is wrong for it (the review pack's Wrong product): it is
+// forgotten wherever the entry holds it (ForgetProduct) and marked
+// rejected, so that it is never added for the item again (not replayed,
+// refused at the item's tab, not offered in a question) until the
+// household pins it or clears the mark (Unreject). It reports whether the
+// entry held the product before. Marks do not expire.
+func (m *Memory) Reject(item string, wrong Product) (forgot bool, err error) {
+	k := Key(item)
+	if k == "" {
+		return false, fmt.Errorf("products: mark a product of %q wrong: the item name is empty after removing quantity and tags", item)
+	}
+	r := Rejected{Name: strings.TrimSpace(wrong.Name), URL: wrong.URL, ProductID: wrong.ProductID}
+	if r.URL != "" && checkTexts(k, Product{URL: r.URL}) != nil {
+		r.URL = "" // an address the agent reported oddly: the id and name still mark it
+	}
+	if err := m.validRejected(k, r); err != nil {
+		return false, fmt.Errorf("products: not marking %q wrong for %q: %w", report.Clip(wrong.Name, 80), report.Clip(k, 80), err)
+	}
+	err = m.update(func(f *file) error {
+		var e Product
+		e, forgot = forgetIn(f.Products[k], wrong)
+		r.At = m.now()
+		e.Rejected = append(withoutRejected(e.Rejected, r.product()), r)
+		if n := len(e.Rejected); n > MaxRejected {
+			e.Rejected = e.Rejected[n-MaxRejected:]
+		}
+		f.put(k, e)
+		return nil
+	})
+	return forgot, err
+}
+
+// Unreject clears the household's mark of p as wrong for item (the panel's
+// "not wrong after all"); an error wrapping ErrNotRemembered when p is not
+// marked.
+func (m *Memory) Unreject(item string, p Product) error {
+	k := Key(item)
+	return m.update(func(f *file) error {
+		e, ok := f.Products[k]
+		if !ok || !e.IsRejected(p) {
+			return fmt.Errorf("products: %q is not marked wrong for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), ErrNotRemembered)
+		}
+		e.Rejected = withoutRejected(e.Rejected, p)
+		f.put(k, e)
+		return nil
+	})
+}
+
+// SetQuantity records the quantity the household set in the review for
+// p, the item's product (Change quantity), with the list's quantity of
+// the item then: the item buys qty while the list asks for listQuantity
+// (Product.QuantityFor). An error wrapping ErrNotRemembered when p is not
+// the item's product (a substitute is not bought again: nothing to set).
+func (m *Memory) SetQuantity(item string, p Product, qty, listQuantity int) error {
+	k := Key(item)
+	if qty < 1 || qty > shoppinglist.MaxQuantity || listQuantity < 1 || listQuantity > shoppinglist.MaxQuantity {
+		return fmt.Errorf("products: the quantity %d (the list's %d) for %q is not between 1 and %d", qty, listQuantity, report.Clip(k, 80), shoppinglist.MaxQuantity)
+	}
+	return m.update(func(f *file) error {
+		e, ok := f.Products[k]
+		if !ok || !e.Standing() || !sameProduct(e, p) {
+			return fmt.Errorf("products: set the quantity of %q for %q: %w", report.Clip(p.Name, 80), report.Clip(k, 80), ErrNotRemembered)
+		}
+		e.HouseholdQuantity, e.ListQuantity = qty, listQuantity
+		if qty == listQuantity {
+			e.HouseholdQuantity, e.ListQuantity = 0, 0 // the list's own
 		}
 		f.Products[k] = e
 		return nil
@@ -542,18 +705,14 @@ func (m *Memory) expire(f *file) {
 		changed := false
 		if p.Standing() && !p.Pinned && p.LastSeen.Before(cutoff) {
 			m.log.Info("a remembered product was not used for long and expired; the agent shops the item again", "key", report.Clip(k, 60), "product", report.Clip(p.Name, 80), "last_seen", p.LastSeen)
-			p = Product{Substitute: p.Substitute, Policy: p.Policy}
+			p = Product{Substitute: p.Substitute, Policy: p.Policy, Rejected: p.Rejected}
 			changed = true
 		}
 		if p.Substitute != nil && p.Substitute.LastSeen.Before(cutoff) {
 			p.Substitute, changed = nil, true
 		}
-		switch {
-		case !changed:
-		case !p.Standing() && p.Substitute == nil && p.Policy.IsZero():
-			delete(f.Products, k)
-		default:
-			f.Products[k] = p
+		if changed {
+			f.put(k, p)
 		}
 	}
 }

@@ -40,8 +40,19 @@ func (m *Memory) validate(key string, p Product) error {
 			return fmt.Errorf("its substitute was bought %d times in a row", s.InARow)
 		}
 	}
-	if !p.Standing() && (p.Substitute != nil || !p.Policy.IsZero()) {
-		// Only a substitute or a policy: no product of its own.
+	if len(p.Rejected) > MaxRejected {
+		return fmt.Errorf("it marks %d products wrong, more than %d", len(p.Rejected), MaxRejected)
+	}
+	for _, r := range p.Rejected {
+		if err := m.validRejected(key, r); err != nil {
+			return fmt.Errorf("a product marked wrong: %w", err)
+		}
+	}
+	if p.HouseholdQuantity < 0 || p.HouseholdQuantity > shoppinglist.MaxQuantity || p.ListQuantity < 0 || p.ListQuantity > shoppinglist.MaxQuantity {
+		return fmt.Errorf("its household quantity %d (for the list's %d) is not between 0 and %d", p.HouseholdQuantity, p.ListQuantity, shoppinglist.MaxQuantity)
+	}
+	if !p.Standing() && (p.Substitute != nil || !p.Policy.IsZero() || len(p.Rejected) > 0) {
+		// Only a substitute, a policy or marks: no product of its own.
 		if p.URL != "" || p.ProductID != "" || p.Pinned {
 			return errors.New("it has an address, a product id or a pin but no product name")
 		}
@@ -57,6 +68,23 @@ func (m *Memory) validate(key string, p Product) error {
 	case p.TimesChosen < 0:
 		return fmt.Errorf("it was chosen %d times", p.TimesChosen)
 	}
+	if err := checkTexts(key, p); err != nil {
+		return err
+	}
+	if p.URL == "" {
+		return nil
+	}
+	if m.checkURL != nil {
+		if err := m.checkURL(p.URL); err != nil {
+			return fmt.Errorf("its address %q may not be opened: %w", report.Clip(p.URL, 80), err)
+		}
+	}
+	return nil
+}
+
+// checkTexts checks the lengths and characters of an entry's texts and the
+// form of its address (when it has one).
+func checkTexts(key string, p Product) error {
 	for _, f := range []struct {
 		what, s string
 		max     int
@@ -81,10 +109,16 @@ func (m *Memory) validate(key string, p Product) error {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
 		return fmt.Errorf("its address %q is not an http(s) address of a store", report.Clip(p.URL, 80))
 	}
-	if m.checkURL != nil {
-		if err := m.checkURL(p.URL); err != nil {
-			return fmt.Errorf("its address %q may not be opened: %w", report.Clip(p.URL, 80), err)
-		}
-	}
 	return nil
+}
+
+// validRejected says why a product marked wrong may not be kept: it has a
+// name, and its texts and address have the form of a remembered product's.
+// Its address is never opened, so the store's check does not apply (a
+// mark is kept even when the store's rules change).
+func (m *Memory) validRejected(key string, r Rejected) error {
+	if strings.TrimSpace(r.Name) == "" {
+		return errors.New("it has no product name")
+	}
+	return checkTexts(key, r.product())
 }

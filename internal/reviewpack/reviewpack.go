@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -72,7 +73,52 @@ const (
 	// of pieces (twelve 12-packs for "12 eggs", three 3 lb bags for "3
 	// apples": shoppinglist.Packages). First among the item's warnings.
 	WarnQuantityFar WarningKind = "quantity_far"
+	// WarnDifferentKind: the product is another kind of thing than the
+	// item names — juice for a fruit (OtherKind).
+	WarnDifferentKind WarningKind = "different_kind"
+	// WarnWrongRefused: the item's tab refused an add of a product the
+	// household marked wrong for the item (nothing reached the cart).
+	WarnWrongRefused WarningKind = "wrong_refused"
+	// WarnUnexpectedChange: the cart changed in a way no item's report
+	// explains (the cart review's; about no item).
+	WarnUnexpectedChange WarningKind = "unexpected_change"
+	// WarnCartUnchecked: the cart could not be read after the run, so
+	// nothing was checked (the cart review's; about no item).
+	WarnCartUnchecked WarningKind = "review_unavailable"
 )
+
+// ItemWarningKinds are the kinds of an item's warnings, those that need a
+// look first: what may be wrong in the cart (units far from what the item
+// names, missing, fewer units, another
+// kind of thing, added without the asked-for question, units nobody
+// reported), then what costs more or is not the usual product (another
+// price, a substitute, a price change), then what is only said (out of
+// stock, a wrong product refused). An item's warnings are in this order.
+// (The cart review's warnings about no item, WarnUnexpectedChange and
+// WarnCartUnchecked, are the run's, not an item's.)
+var ItemWarningKinds = []WarningKind{
+	WarnQuantityFar, WarnMissing, WarnQuantityShort, WarnDifferentKind, WarnNotAsked, WarnUnreportedUnit,
+	WarnPriceDiffers, WarnSubstitute, WarnPriceChanged,
+	WarnOutOfStock, WarnWrongRefused,
+}
+
+// needsLookUntil is the rank up to which a kind needs a look (Item.Attention).
+const needsLookUntil = 5
+
+// rank is a kind's place in ItemWarningKinds (an unknown kind first: it
+// is from a newer version, and read).
+func (k WarningKind) rank() int {
+	for i, o := range ItemWarningKinds {
+		if o == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// NeedsLook says whether a warning of this kind needs the household's look
+// before checking out (something may be wrong in the cart).
+func (k WarningKind) NeedsLook() bool { return k.rank() <= needsLookUntil }
 
 // Warning is one thing about an item the household should check.
 type Warning struct {
@@ -110,8 +156,13 @@ type Item struct {
 	Price       money.Price `json:"price"`
 	Confidence  Confidence  `json:"confidence,omitempty"`
 	// Matches is how many products the agent chose among (AgentChose).
-	Matches  int       `json:"matches,omitempty"`
+	Matches int `json:"matches,omitempty"`
+	// Warnings are in the order of ItemWarningKinds: those that need a
+	// look first.
 	Warnings []Warning `json:"warnings"`
+	// Attention: one of its warnings needs a look before checking out
+	// (WarningKind.NeedsLook); the pack lists such items first.
+	Attention bool `json:"attention,omitempty"`
 }
 
 // Line is one line of the cart.
@@ -389,6 +440,10 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 				it.Warnings = append(it.Warnings, warn(WarnSubstitute,
 					messages.Say("warning.substitute", "product", r.ProductName, "item", r.ItemName)))
 			}
+			if kind, ok := OtherKind(r.ItemName, r.ProductName); ok {
+				it.Warnings = append(it.Warnings, warn(WarnDifferentKind,
+					messages.Say("warning.different_kind", "item", r.ItemName, "product", r.ProductName, "kind", kind)))
+			}
 			if w, ok := priceChange(r, pct); ok {
 				it.Warnings = append(it.Warnings, w)
 			}
@@ -396,9 +451,16 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 				it.Warnings = append(it.Warnings, Warning{Kind: WarnNotAsked, Message: report.NotAskedWarning,
 					Text: messages.Say(report.NotAskedKey)})
 			}
-			for i, w := range r.Warnings {
-				it.Warnings = append(it.Warnings, Warning{Kind: WarnUnreportedUnit, Message: w, Text: r.WarningText(i)})
+		}
+		for i, w := range r.Warnings {
+			if r.Outcome != report.OutcomeAdded && r.WarningText(i).Key != refusedWrongKey {
+				continue
 			}
+			kind := WarnUnreportedUnit
+			if r.WarningText(i).Key == refusedWrongKey {
+				kind = WarnWrongRefused
+			}
+			it.Warnings = append(it.Warnings, Warning{Kind: kind, Message: w, Text: r.WarningText(i)})
 		}
 		if outOfStock(r) {
 			it.Warnings = append(it.Warnings, warn(WarnOutOfStock, outOfStockText(r)))
@@ -408,8 +470,12 @@ func Build(runID, cartURL string, results []report.ItemResult, issues []ItemIssu
 				it.Warnings = append(it.Warnings, Warning{Kind: is.Kind, Message: is.Message, Text: is.Text})
 			}
 		}
+		slices.SortStableFunc(it.Warnings, func(a, b Warning) int { return a.Kind.rank() - b.Kind.rank() })
+		it.Attention = len(it.Warnings) > 0 && it.Warnings[0].Kind.NeedsLook()
 		p.Items = append(p.Items, it)
 	}
+	// The items that need a look first, each group in the list's order.
+	slices.SortStableFunc(p.Items, func(a, b Item) int { return boolRank(b.Attention) - boolRank(a.Attention) })
 	return p
 }
 
@@ -443,6 +509,17 @@ func quantityFar(r report.ItemResult, id string, after *Cart) (Warning, bool) {
 	}
 	return warn(WarnQuantityFar, messages.Say("warning.quantity_far", "item", r.ItemName, "units", units,
 		"product", product, "want", item.PackagesFor(text))), true
+}
+
+// refusedWrongKey is the key of an item's warning that its tab refused an
+// add of a product marked wrong (internal/shop).
+const refusedWrongKey = "warning.tab_refused_wrong"
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // confidence says how an added item's product was chosen.

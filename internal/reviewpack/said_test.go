@@ -31,6 +31,12 @@ func TestWarningsSaidInEveryLanguage(t *testing.T) {
 		{WarnOutOfStock, added(func(r *report.ItemResult) { r.Replay = "replay fell back: it is out of stock"; r.Matches = 1 }), nil},
 		{WarnOutOfStock, report.ItemResult{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeNotFound, Explanation: "It is out of stock."}, nil},
 		{WarnNotAsked, added(func(r *report.ItemResult) { r.NotAsked = true }), nil},
+		{WarnDifferentKind, added(func(r *report.ItemResult) { r.ItemName = "oranges"; r.ProductName = "Tropicana Orange Juice" }), nil},
+		{WarnWrongRefused, func() report.ItemResult {
+			r := report.ItemResult{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeNotFound}
+			r.AddWarning(messages.Say("warning.tab_refused_wrong", "product", "Natrel 2% Milk"))
+			return r
+		}(), nil},
 		{WarnUnreportedUnit, added(func(r *report.ItemResult) {
 			r.AddWarning(messages.Say("warning.tab_added_other", "n", 1, "id", "butter-454g", "product", r.ProductName))
 		}), nil},
@@ -87,7 +93,7 @@ func TestWarningsSaidInEveryLanguage(t *testing.T) {
 			t.Errorf("%s: said in French %q (English left: %q)", tc.kind, said, left)
 		}
 	}
-	for _, k := range []WarningKind{WarnPriceChanged, WarnOutOfStock, WarnSubstitute, WarnUnreportedUnit, WarnMissing, WarnQuantityShort, WarnPriceDiffers, WarnNotAsked, WarnQuantityFar} {
+	for _, k := range ItemWarningKinds {
 		if !seen[k] {
 			t.Errorf("no case for %s", k)
 		}

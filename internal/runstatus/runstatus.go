@@ -137,7 +137,7 @@ type Request struct {
 }
 
 // WrongProduct is a product the household rejected for an item.
-type WrongProduct struct{ Name, URL string }
+type WrongProduct struct{ Name, URL, ProductID string }
 
 // ErrBusy is returned when a run is requested while another is in progress.
 var ErrBusy = errors.New("a shopping run is already in progress")

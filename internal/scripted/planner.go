@@ -132,9 +132,9 @@ type Goal struct {
 	// which the packages of the chosen product cover (units).
 	Pieces     bool
 	PostalCode string
-	// Wrong is the product the household rejected ("Wrong product: …",
-	// its address or name): never chosen.
-	Wrong string
+	// Wrong are the products the household rejected ("Wrong product: …"
+	// lines, each its address or name): never chosen.
+	Wrong []string
 }
 
 // ParseGoal reads the lines "Item: …", "Quantity: n" or "Quantity: n
@@ -165,7 +165,7 @@ func ParseGoal(text string) (Goal, error) {
 		case "Postal code":
 			g.PostalCode = v
 		case "Wrong product":
-			g.Wrong = v
+			g.Wrong = append(g.Wrong, v)
 		}
 	}
 	if g.Item == "" {
@@ -359,7 +359,7 @@ func (p *Planner) choose(req *gemini.Request, g Goal, h history, v view, search 
 	}
 
 	wrong := func(t product) bool {
-		return g.Wrong != "" && (sameURL(g.Wrong, t.url) || g.Wrong == t.display())
+		return slices.ContainsFunc(g.Wrong, func(w string) bool { return sameURL(w, t.url) || w == t.display() })
 	}
 	var matches, canAdd []product
 	soldOut := h.soldOutOnPages()

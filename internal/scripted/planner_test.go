@@ -3,6 +3,7 @@ package scripted_test
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -549,10 +550,11 @@ func TestParseGoal(t *testing.T) {
 		{"Item: eggs\nQuantity: 12 pieces (a count of pieces, not of packages: see \"How many\" below)", scripted.Goal{Item: "eggs", Quantity: 12, Pieces: true}, false},
 		{"Quantity: 2", scripted.Goal{}, true},
 		{"Item: eggs\nQuantity: lots", scripted.Goal{}, true},
+		{"Item: oranges\nWrong product: https://a.test/p/x\nWrong product: Juice", scripted.Goal{Item: "oranges", Quantity: 1, Wrong: []string{"https://a.test/p/x", "Juice"}}, false},
 	}
 	for _, tc := range cases {
 		got, err := scripted.ParseGoal(tc.text)
-		if (err != nil) != tc.wantErr || got != tc.want {
+		if (err != nil) != tc.wantErr || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("ParseGoal(%q) = %+v, %v", tc.text, got, err)
 		}
 	}

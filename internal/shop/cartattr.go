@@ -113,6 +113,9 @@ func (it *itemRun) setTab(t Tab) {
 func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
 	it.cartMu.Lock()
 	defer it.cartMu.Unlock()
+	if err := it.refuseRejectedAdd(add); err != nil {
+		return err
+	}
 	text := add.ProductText
 	switch {
 	case text == "":
@@ -123,8 +126,7 @@ func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
 		}
 		it.addedTexts[add.ProductID] = text
 	}
-	item := it.p.item
-	want := item.PackagesFor(text)
+	want := it.packagesFor(text)
 	all := append(append([]browser.CartRequest(nil), it.cart...), it.tabRequestsLocked()...)
 	removed := rawAdds(all) - sumUnits(effectOf(all).added)
 	have := max(rawAdds(it.cart)+tabUnits-removed, 0)
@@ -134,7 +136,7 @@ func (it *itemRun) cartLimit(add store.CartChange, tabUnits int) error {
 	}
 	it.refused = append(it.refused, add)
 	it.refusedWant = want
-	if item.Pieces {
+	if item := it.p.item; item.Pieces && it.corrected == 0 {
 		return fmt.Errorf("this item asks for %d pieces (%q), which %d package(s) of this product cover (%q), and its tabs have already added %d; adding %d more would put a package in the cart that nobody asked for (report what is already in the cart instead)",
 			item.Quantity, item.Name, want, text, have, units)
 	}
@@ -240,7 +242,11 @@ func (it *itemRun) cartWarnings(res report.ItemResult) []messages.Text {
 	it.cartMu.Lock()
 	refused := append([]store.CartChange(nil), it.refused...)
 	refusedWant := it.refusedWant
+	wrong := append([]WrongProduct(nil), it.refusedWrong...)
 	it.cartMu.Unlock()
+	for _, w := range uniqueWrong(wrong) {
+		warns = append(warns, messages.Say("warning.tab_refused_wrong", "product", w.Name))
+	}
 	if len(refused) > 0 {
 		units := 0
 		for _, c := range refused {

@@ -191,33 +191,17 @@ func TestCartLimitRefusesUnitsNobodyAskedFor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newFakeProvider(tc.item)
-			h := &fakeHost{authed: true, limitsAdds: true}
-			var tabs []*fakeTab
-			var mu sync.Mutex
-			h.tabFor = func(ft *fakeTab) Tab {
-				mu.Lock()
-				defer mu.Unlock()
-				tabs = append(tabs, ft)
-				return ft
-			}
+			h, tabs := recordingHost()
 			a := newFakeAgent(map[string]behaviour{"a": tc.b(h)})
 			res, err := Run(context.Background(), baseConfig(t, p, h, a))
 			if err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			inCart, refused := 0, 0
-			for _, ft := range tabs {
-				for _, r := range ft.CartRequests() {
-					if r.Done() && r.Kind == store.CartAdd {
-						inCart += max(r.Quantity, 1)
-					}
-					if r.Refused {
-						refused++
-					}
-				}
+			units, refused := cartOf(tabs())
+			inCart := 0
+			for _, n := range units {
+				inCart += n
 			}
-			mu.Unlock()
 			if inCart != tc.inCart || refused != tc.refused {
 				t.Errorf("the store accepted %d units and %d adds were refused, want %d and %d", inCart, refused, tc.inCart, tc.refused)
 			}
@@ -333,4 +317,40 @@ func TestCartLimitCountsPackagesThatCoverPieces(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "12 pieces") {
 		t.Errorf("a second box whose text was not read: %v, want refused as 12 pieces in one box", err)
 	}
+}
+
+// recordingHost is a signed-in host whose profile reads its adds (so the
+// items' cart limits apply), and the tabs it has opened so far.
+func recordingHost() (*fakeHost, func() []*fakeTab) {
+	h := &fakeHost{authed: true, limitsAdds: true}
+	var tabs []*fakeTab
+	var mu sync.Mutex
+	h.tabFor = func(ft *fakeTab) Tab {
+		mu.Lock()
+		defer mu.Unlock()
+		tabs = append(tabs, ft)
+		return ft
+	}
+	return h, func() []*fakeTab {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*fakeTab(nil), tabs...)
+	}
+}
+
+// cartOf is what the tabs' adds the store accepted put in the cart, per
+// product, and how many adds were refused.
+func cartOf(tabs []*fakeTab) (map[string]int, int) {
+	units, refused := map[string]int{}, 0
+	for _, ft := range tabs {
+		for _, r := range ft.CartRequests() {
+			if r.Done() && r.Kind == store.CartAdd {
+				units[r.ProductID] += max(r.Quantity, 1)
+			}
+			if r.Refused {
+				refused++
+			}
+		}
+	}
+	return units, refused
 }

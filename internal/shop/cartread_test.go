@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 )
 
 // pagedTab shows a cart page of n screens: each scroll shows the next one,
@@ -165,7 +166,7 @@ func TestModelCartReaderInReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Review == nil || len(res.Review.Warnings) != 1 || res.Review.Warnings[0].Kind != WarnMissing || res.Review.Warnings[0].Item != "bread" {
+	if res.Review == nil || len(res.Review.Warnings) != 1 || res.Review.Warnings[0].Kind != reviewpack.WarnMissing || res.Review.Warnings[0].Item != "bread" {
 		t.Fatalf("review = %+v", res.Review)
 	}
 	if len(res.Summary.Warnings) != 1 || !strings.Contains(res.Summary.Warnings[0], "bread") {

@@ -141,7 +141,10 @@ type Config struct {
 	// (Wrong product): the item's agent is told never to add them, and the
 	// item is not replayed.
 	WrongProducts map[string]WrongProduct
-	PostalCode    string
+	// Rejections, when set, gives the products the household marked wrong
+	// for an item (the product memory): never added for it (rejected.go).
+	Rejections ProductRejections
+	PostalCode string
 	// Resolver, when set, answers present_options.
 	Resolver    ChoiceResolver
 	Preferences Preferences

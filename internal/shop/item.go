@@ -73,13 +73,21 @@ type itemRun struct {
 	tab     Tab
 	tabBase int // the tab's requests before the item took it (another item's)
 	// refused are the adds the item's cart limit stopped (cartLimit), and
-	// the packages the item asked for at the last one.
-	refused     []store.CartChange
-	refusedWant int
+	// the packages the item asked for at the last one; refusedWrong, the
+	// adds of a product marked wrong.
+	refused      []store.CartChange
+	refusedWant  int
+	refusedWrong []WrongProduct
 	// addedTexts are what the tabs' pages showed of the products they
 	// added (store.CartChange.ProductText), by product id: how each is
 	// sold, for the cart limit of an add whose text was not read.
 	addedTexts map[string]string
+
+	// rejected are the products marked wrong for the item (rejected.go);
+	// corrected is the quantity the household set in a review that still
+	// applies (Remembered.corrected; 0: none). Both set when it starts.
+	rejected  []WrongProduct
+	corrected int
 }
 
 // attemptOut is what one attempt produced.
@@ -150,6 +158,10 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 		if rem, ok := r.cfg.Recall.Recall(p.item.Name); ok {
 			it.remembered = &rem
 		}
+	}
+	it.rejected = r.rejectedOf(p.item.Name)
+	if rem := it.remembered; rem != nil {
+		it.corrected = rem.corrected(max(p.item.Quantity, 1))
 	}
 	started := it.started
 	// The duplicates share the item's fate: they are in flight with it.
@@ -289,8 +301,8 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		ItemName:      it.p.item.Name,
 		Query:         it.query,
 		QueryFromUser: it.fromUser,
-		Quantity:      it.p.item.Quantity,
-		Pieces:        it.p.item.Pieces,
+		Quantity:      it.packagesFor(""),
+		Pieces:        it.p.item.Pieces && it.corrected == 0,
 		PostalCode:    r.cfg.PostalCode,
 		CanAsk:        r.cfg.Resolver != nil,
 		NoSubstitute:  it.policy.NoSub,
@@ -301,9 +313,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		Earlier:       it.earlierAdds(),
 		MaybeAdded:    it.maybeAdded(r.cfg.Store.CartSetup),
 	}
-	if w, ok := r.cfg.WrongProducts[it.p.item.Name]; ok {
-		data.Wrong = &w
-	}
+	data.Wrong = it.rejected
 	if r.cfg.Preferences != nil && !it.fromUser {
 		if pref, ok := r.cfg.Preferences.Lookup(it.p.item.Name); ok {
 			data.Preferred = &pref

@@ -14,20 +14,6 @@ func PackCart(c Cart, cartURL string) reviewpack.Cart {
 	return out
 }
 
-// packKind is the review pack's kind of a cart review warning about an
-// item: missing, fewer units, or another price than reported (that one is
-// not price_changed, which compares with the last purchase and has a
-// threshold).
-func packKind(k WarningKind) reviewpack.WarningKind {
-	switch k {
-	case WarnQuantity:
-		return reviewpack.WarnQuantityShort
-	case WarnPrice:
-		return reviewpack.WarnPriceDiffers
-	}
-	return reviewpack.WarnMissing
-}
-
 // buildPack makes the run's review pack: the items' results, the cart
 // review's warnings about them and the cart after the run.
 func (r *run) buildPack(results []report.ItemResult, rev *Review) reviewpack.Pack {
@@ -38,7 +24,7 @@ func (r *run) buildPack(results []report.ItemResult, rev *Review) reviewpack.Pac
 			if w.Item == "" {
 				continue
 			}
-			issues = append(issues, reviewpack.ItemIssue{Item: w.Item, Kind: packKind(w.Kind), Message: w.Message, Text: w.Text})
+			issues = append(issues, reviewpack.ItemIssue{Item: w.Item, Kind: w.Kind, Message: w.Message, Text: w.Text})
 		}
 		if rev.After != nil {
 			c := PackCart(*rev.After, r.cfg.Store.CartURL)

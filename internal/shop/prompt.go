@@ -59,15 +59,16 @@ type PromptData struct {
 	// cannot read (no CartOps: metro) to a path that is not a delivery
 	// choice: it may have added the item, and the retry checks first.
 	MaybeAdded bool
-	// Wrong is the product the household rejected for this item (Wrong
-	// product in the review pack): never add it again.
-	Wrong *WrongProduct
+	// Wrong are the products the household marked wrong for this item
+	// (Wrong product in the review pack): never add one again.
+	Wrong []WrongProduct
 }
 
 // WrongProduct is a product the household said is wrong for an item.
 type WrongProduct struct {
-	Name string `json:"name"`
-	URL  string `json:"url,omitempty"`
+	Name      string `json:"name"`
+	URL       string `json:"url,omitempty"`
+	ProductID string `json:"product_id,omitempty"`
 }
 
 // Prompts renders the per-store prompt templates embedded in the binary:

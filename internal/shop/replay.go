@@ -45,6 +45,31 @@ const (
 // Remembered is the product the memory holds for an item.
 type Remembered struct {
 	Name, URL, ProductID, Price, Size string
+	// HouseholdQuantity is the quantity the household set for it in the
+	// review, while the list asks for ListQuantity (0: none).
+	HouseholdQuantity, ListQuantity int
+}
+
+// corrected is the quantity the household set for the product in a review
+// when the list still asks for list (the quantity it had then), else 0: a
+// list whose quantity was edited since wins.
+func (r Remembered) corrected(list int) int {
+	if r.HouseholdQuantity > 0 && r.ListQuantity == list {
+		return r.HouseholdQuantity
+	}
+	return 0
+}
+
+// packagesFor is how many packages of the product whose page shows text
+// (its name and size; "" unknown) the item buys: the household's
+// correction from a review when one applies (Remembered.corrected), else
+// the quantity rule (shoppinglist.Item.PackagesFor: "12 eggs" is one box
+// of 12).
+func (it *itemRun) packagesFor(text string) int {
+	if it.corrected > 0 {
+		return it.corrected
+	}
+	return it.p.item.PackagesFor(text)
 }
 
 // ProductRecall finds the product remembered for an item (the product
@@ -104,6 +129,10 @@ func (it *itemRun) replay(ctx context.Context) bool {
 	}
 	rem, ok := r.cfg.Recall.Recall(it.p.item.Name)
 	if !ok || rem.URL == "" {
+		return false
+	}
+	if w, wrong := it.rejectedAs(rem.ProductID, rem.URL, rem.Name); wrong {
+		r.log.Warn("replay: the remembered product is marked wrong for the item; the agent shops it", "item", it.p.item.Name, "product", w.Name)
 		return false
 	}
 	tab := r.pooledReplayTab(ctx, it.p.item.Name)
@@ -232,7 +261,7 @@ func (it *itemRun) replayDirect(ctx context.Context, t replayTab, rem Remembered
 	}
 	// The packages the item asks for, by how the page says the product is
 	// sold (one box of 12 for "12 eggs"; shoppinglist.Packages).
-	qty := it.p.item.PackagesFor(strings.TrimSpace(els["name"].Text + " " + els["size"].Text + " " + rem.Name))
+	qty := it.packagesFor(strings.TrimSpace(els["name"].Text + " " + els["size"].Text + " " + rem.Name))
 	// Read from the store's own page: the product's own count (read
 	// above), or a request of the page's own (same origin, its session).
 	var before cartState

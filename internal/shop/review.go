@@ -10,6 +10,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 )
 
 // CartLine is one line of the store's cart.
@@ -54,34 +55,20 @@ type LineChange struct {
 	Items []string `json:"items,omitempty"`
 }
 
-// WarningKind classifies a review warning.
-type WarningKind string
-
-const (
-	// WarnMissing: an item was reported added but no cart line gained it.
-	WarnMissing WarningKind = "missing_from_cart"
-	// WarnQuantity: the cart gained fewer units than were reported.
-	WarnQuantity WarningKind = "quantity_differs"
-	// WarnPrice: the cart's price differs from the reported one.
-	WarnPrice WarningKind = "price_differs"
-	// WarnUnexpected: the cart changed in a way no report explains.
-	WarnUnexpected WarningKind = "unexpected_change"
-	// WarnUnavailable: the cart could not be read, so nothing was checked.
-	WarnUnavailable WarningKind = "review_unavailable"
-)
-
-// Warning is one thing the user should look at before checking out.
+// Warning is one thing the user should look at before checking out. Its
+// kind is of the review pack's one vocabulary (reviewpack.WarningKind): an
+// item's warning goes into the pack as it is.
 type Warning struct {
-	Kind    WarningKind `json:"kind"`
-	Item    string      `json:"item,omitempty"`
-	Message string      `json:"message"`
+	Kind    reviewpack.WarningKind `json:"kind"`
+	Item    string                 `json:"item,omitempty"`
+	Message string                 `json:"message"`
 	// Text is Message as a catalogue key and values ("key", "args"), said
 	// in the reader's language.
 	messages.Text
 }
 
 // warning is a warning said by the catalogue, its Message the English text.
-func warning(kind WarningKind, item string, t messages.Text) Warning {
+func warning(kind reviewpack.WarningKind, item string, t messages.Text) Warning {
 	return Warning{Kind: kind, Item: item, Message: t.English(), Text: t}
 }
 
@@ -117,7 +104,7 @@ func (r Review) WarnSummary(s *report.Summary) {
 
 // Unavailable is the review of a run whose cart could not be read.
 func Unavailable(why string) Review {
-	return Review{Warnings: []Warning{warning(WarnUnavailable, "", messages.Say("warning.cart_unchecked", "why", why))}}
+	return Review{Warnings: []Warning{warning(reviewpack.WarnCartUnchecked, "", messages.Say("warning.cart_unchecked", "why", why))}}
 }
 
 // Compare builds the review: the lines whose quantity changed, and warnings
@@ -197,7 +184,7 @@ func Compare(before, after Cart, results []report.ItemResult) Review {
 		}
 		label := r.ItemName
 		if best == nil {
-			rev.Warnings = append(rev.Warnings, warning(WarnMissing, label,
+			rev.Warnings = append(rev.Warnings, warning(reviewpack.WarnMissing, label,
 				messages.Say("warning.missing", "item", label, "product", productLabel(r))))
 			continue
 		}
@@ -205,11 +192,11 @@ func Compare(before, after Cart, results []report.ItemResult) Review {
 		best.left -= got
 		best.change.Items = append(best.change.Items, r.ItemName)
 		if got < want {
-			rev.Warnings = append(rev.Warnings, warning(WarnQuantity, label,
+			rev.Warnings = append(rev.Warnings, warning(reviewpack.WarnQuantityShort, label,
 				messages.Say("warning.quantity_short", "item", label, "want", want, "product", best.change.Name, "got", got)))
 		}
 		if r.Price.Known && best.change.Price.Known && r.Price.UnitCents != best.change.Price.UnitCents {
-			rev.Warnings = append(rev.Warnings, warning(WarnPrice, label,
+			rev.Warnings = append(rev.Warnings, warning(reviewpack.WarnPriceDiffers, label,
 				messages.Say("warning.price_differs", "item", label, "reported", r.Price.Text, "cart", best.change.Price.Text, "product", best.change.Name)))
 		}
 	}
@@ -218,10 +205,10 @@ func Compare(before, after Cart, results []report.ItemResult) Review {
 		c := s.change
 		switch {
 		case c.After < c.Before:
-			rev.Warnings = append(rev.Warnings, warning(WarnUnexpected, "",
+			rev.Warnings = append(rev.Warnings, warning(reviewpack.WarnUnexpectedChange, "",
 				messages.Say("warning.cart_lost", "product", c.Name, "before", c.Before, "after", c.After)))
 		case s.left > 0:
-			rev.Warnings = append(rev.Warnings, warning(WarnUnexpected, "",
+			rev.Warnings = append(rev.Warnings, warning(reviewpack.WarnUnexpectedChange, "",
 				messages.Say("warning.cart_gained", "n", s.left, "product", c.Name)))
 		}
 	}

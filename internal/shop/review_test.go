@@ -1,6 +1,7 @@
 package shop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestCompare(t *testing.T) {
 		name    string
 		after   []CartLine
 		results []report.ItemResult
-		want    []WarningKind
+		want    []reviewpack.WarningKind
 		changes int
 	}{
 		{
@@ -36,19 +37,19 @@ func TestCompare(t *testing.T) {
 			name:    "reported but never reached the cart",
 			after:   append(before.Lines[:2:2], line("milk-2pct-2l", "2% Milk", 1, "$5.49")),
 			results: []report.ItemResult{addedResult("milk", "2% Milk", "https://www.metro.ca/en/p/milk-2pct-2l", "$5.49", 1), addedResult("bread", "White Bread", "https://www.metro.ca/en/p/bread-white", "$3.99", 1)},
-			want:    []WarningKind{WarnMissing}, changes: 1,
+			want:    []reviewpack.WarningKind{reviewpack.WarnMissing}, changes: 1,
 		},
 		{
 			name:    "price differs and fewer units",
 			after:   append(before.Lines[:2:2], line("milk-2pct-2l", "2% Milk", 1, "$5.99")),
 			results: []report.ItemResult{addedResult("milk", "2% Milk", "https://www.metro.ca/en/p/milk-2pct-2l", "$5.49", 2)},
-			want:    []WarningKind{WarnQuantity, WarnPrice}, changes: 1,
+			want:    []reviewpack.WarningKind{reviewpack.WarnQuantityShort, reviewpack.WarnPriceDiffers}, changes: 1,
 		},
 		{
 			name:    "unexpected additions and removals",
 			after:   []CartLine{line("coffee-1", "Ground Coffee", 1, "$9.99"), line("chips", "Chips", 1, "$2.99")},
 			results: nil,
-			want:    []WarningKind{WarnUnexpected, WarnUnexpected}, changes: 2,
+			want:    []reviewpack.WarningKind{reviewpack.WarnUnexpectedChange, reviewpack.WarnUnexpectedChange}, changes: 2,
 		},
 		{
 			name:    "same product for two items",
@@ -72,7 +73,7 @@ func TestCompare(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rev := Compare(before, Cart{Lines: tc.after}, tc.results)
-			var got []WarningKind
+			var got []reviewpack.WarningKind
 			for _, w := range rev.Warnings {
 				got = append(got, w.Kind)
 			}
@@ -86,7 +87,7 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func kindsOf(ks []WarningKind) []string {
+func kindsOf(ks []reviewpack.WarningKind) []string {
 	var out []string
 	for _, k := range ks {
 		out = append(out, string(k))
@@ -105,19 +106,25 @@ func TestCompareMissingMessageNamesItem(t *testing.T) {
 }
 
 // The cart review's warnings about an item keep their meaning in the review
-// pack: fewer units is not "missing", and another price in the cart than
-// reported is not a price change since last time (which has a threshold).
+// pack — one vocabulary, no mapping: fewer units is not "missing", and
+// another price in the cart than reported is not a price change since last
+// time (which has a threshold).
 func TestPackKind(t *testing.T) {
 	for _, tc := range []struct {
-		in   WarningKind
-		want reviewpack.WarningKind
+		name    string
+		results []report.ItemResult
+		after   []CartLine
+		want    reviewpack.WarningKind
 	}{
-		{WarnMissing, reviewpack.WarnMissing},
-		{WarnQuantity, reviewpack.WarnQuantityShort},
-		{WarnPrice, reviewpack.WarnPriceDiffers},
+		{"missing", []report.ItemResult{addedResult("bread", "White Bread", "https://x/p/bread", "$3.99", 1)}, nil, reviewpack.WarnMissing},
+		{"fewer units", []report.ItemResult{addedResult("milk", "2% Milk", "https://x/p/milk", "$5.49", 2)}, []CartLine{line("milk", "2% Milk", 1, "$5.49")}, reviewpack.WarnQuantityShort},
+		{"another price", []report.ItemResult{addedResult("milk", "2% Milk", "https://x/p/milk", "$5.49", 1)}, []CartLine{line("milk", "2% Milk", 1, "$5.99")}, reviewpack.WarnPriceDiffers},
 	} {
-		if got := packKind(tc.in); got != tc.want {
-			t.Errorf("packKind(%s) = %s, want %s", tc.in, got, tc.want)
+		rev := Compare(Cart{}, Cart{Lines: tc.after}, tc.results)
+		r := &run{id: "r1"}
+		pk := r.buildPack(tc.results, &rev)
+		if len(pk.Items) != 1 || !slices.ContainsFunc(pk.Items[0].Warnings, func(w reviewpack.Warning) bool { return w.Kind == tc.want }) {
+			t.Errorf("%s: the review says %+v, the pack %+v; want %s", tc.name, rev.Warnings, pk.Items, tc.want)
 		}
 	}
 }

@@ -198,7 +198,7 @@ func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.
 	if qty < 1 {
 		// The packages of this product the item asks for (one box of 12
 		// for "12 eggs").
-		qty = ts.item.p.item.PackagesFor(name)
+		qty = ts.item.packagesFor(name)
 	}
 	e := ending{kind: endAdded, tool: ToolReportAdded, matches: max(argInt(args, "matches"), 0), added: shoppinglist.Added{
 		ProductName: name,
@@ -216,6 +216,17 @@ func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.
 			"error": fmt.Sprintf("Not recorded: the household never wants a substitute for this item (never substitute), "+
 				"and %q is not its product %q. Remove %q from the cart, then call %s saying %q cannot be bought.",
 				name, own, name, ToolReportNotFound, own),
+		}}, nil
+	}
+	if w, wrong := ts.item.rejectedAs("", e.added.URL, name); wrong {
+		// The household marked this product wrong for the item: it is not
+		// the item's product, whatever the cart holds.
+		ts.item.r.log.Warn("a product marked wrong for the item was reported added; not recorded",
+			"item", ts.item.p.item.Name, "reported", name, "wrong", w.Name)
+		return agent.ToolOutput{Response: map[string]any{
+			"error": fmt.Sprintf("Not recorded: the household marked %q wrong for this item, so it is never the item's product. "+
+				"If it is in the cart, remove it; then add another product and report that one, or call %s.",
+				w.Name, ToolReportNotFound),
 		}}, nil
 	}
 	if !ts.att.claim(e) {
@@ -272,6 +283,16 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 				"they differ in something the item names (size, kind, fat, flavour), not in brand.",
 		}}, nil
 	}
+	if kept, wrong := it.withoutRejected(q.Options); len(wrong) > 0 {
+		it.r.log.Info("options marked wrong for the item were dropped", "item", it.p.item.Name, "dropped", wrong)
+		if len(kept) == 0 {
+			return agent.ToolOutput{Response: map[string]any{
+				"error": "Every option you offered is a product the household marked wrong for this item (" + strings.Join(wrong, "; ") +
+					"). Never offer or add it: search for other products, or report the item not found.",
+			}}, nil
+		}
+		q.Options = kept
+	}
 	kept, dropped := it.r.inStockOptions(ctx, q.Options)
 	if len(dropped) > 0 {
 		it.r.log.Info("options the store shows out of stock were dropped", "item", it.p.item.Name, "dropped", dropped)
@@ -325,7 +346,7 @@ func (ts *toolSet) presentOptions(ctx context.Context, args map[string]any) (age
 			"answer":      "product",
 			"name":        opt.Name,
 			"price":       opt.Price,
-			"instruction": fmt.Sprintf("The household chose %q. Add exactly this product to the cart (quantity %d), check the cart counter, then report it with report_item_added.", opt.Name, it.p.item.PackagesFor(opt.Name)),
+			"instruction": fmt.Sprintf("The household chose %q. Add exactly this product to the cart (quantity %d), check the cart counter, then report it with report_item_added.", opt.Name, it.packagesFor(opt.Name)),
 		}
 		if opt.URL != "" {
 			resp["url"] = opt.URL
