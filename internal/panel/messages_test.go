@@ -55,7 +55,7 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 		"state_":      {string(runstatus.StateIdle), string(runstatus.StateInitializing), string(runstatus.StateAuthenticating), string(runstatus.StateShopping), string(runstatus.StateReviewing), string(runstatus.StateReviewReady), string(runstatus.StateCancelled), string(runstatus.StateFailed)},
 		"outcome_":    {string(report.OutcomeAdded), string(report.OutcomeNotFound), string(report.OutcomeFailed), string(report.OutcomeDuplicate), string(report.OutcomeSkipped), string(report.OutcomeNotShopped), "in_progress"},
 		"confidence_": {string(reviewpack.Replayed), string(reviewpack.AgentOneMatch), string(reviewpack.AgentChose), string(reviewpack.Agent), string(reviewpack.Substitute), string(reviewpack.Household)},
-		"warn_":       {string(reviewpack.WarnPriceChanged), string(reviewpack.WarnOutOfStock), string(reviewpack.WarnSubstitute), string(reviewpack.WarnUnreportedUnit), string(reviewpack.WarnMissing), string(reviewpack.WarnQuantityShort), string(reviewpack.WarnPriceDiffers), string(reviewpack.WarnNotAsked), string(reviewpack.WarnQuantityFar)},
+		"warn_":       warnKinds(),
 		"policy_":     {"no_substitute", "always_ask", "any_brand"},
 	}
 	for prefix, values := range families {
@@ -97,4 +97,13 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 			t.Errorf("panel.%s is %q in French too: translate it (or add it to the same words here)", k, v)
 		}
 	}
+}
+
+// warnKinds are the kinds an item's warning in the review pack may have.
+func warnKinds() []string {
+	var kinds []string
+	for _, k := range reviewpack.ItemWarningKinds {
+		kinds = append(kinds, string(k))
+	}
+	return kinds
 }
