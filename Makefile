@@ -28,9 +28,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-## test: everything, with the race detector
+## test: everything, with the race detector; prints go test's ok/FAIL lines and failures,
+## then "make test: N packages ok in M s" and the 10 slowest tests (scripts/testsummary)
 test: lint
-	@$(SETUP); $(GO) test -race -count=1 -timeout 50m ./...
+	@$(GO) build -o bin/testsummary ./scripts/testsummary
+	@$(SETUP); $(GO) test -race -count=1 -timeout 50m -json ./... | bin/testsummary
 
 ## bench: benchmarks (speed and memory are shown here, never asserted in tests)
 bench:

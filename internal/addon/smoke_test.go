@@ -3,6 +3,7 @@ package addon
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,16 +28,46 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, l
 	testwait.Until(t, what, limit, cond, logs)
 }
 
-// buildBinary builds cmd/gemini-supply into a temp dir.
+// built is the binary buildBinary built for every test of the package,
+// removed by TestMain.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildBinary returns cmd/gemini-supply built into a temp dir: built once
+// for the package, tests only run it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gemini-supply")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gemini-supply")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	root := repoRoot(t)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "addon-test-bin-")
+		if built.err != nil {
+			return
+		}
+		bin := filepath.Join(built.dir, "gemini-supply")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/gemini-supply")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // TestAddonSmoke runs the binary the way the add-on's s6 service does:

@@ -176,6 +176,7 @@ func TestRunnerBusy(t *testing.T) {
 // TestSecretsNeverLogged: the API key and the store password appear in no
 // log line, journal or summary, even when the run fails.
 func TestSecretsNeverLogged(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	const key, pass = "AIzaSECRET-api-key-123", "hunter2-store-password"
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -222,6 +223,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 // in-memory one standing in for Home Assistant) with --store demo and the
 // scripted model.
 func TestRunnerWithAnyProvider(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	exe := requireBrowser(t)
 	l := newMemList("bananas", "dragon fruit")
 	cfg := newE2EConfig(exe, "", t.TempDir())
@@ -253,6 +255,7 @@ func TestRunnerWithAnyProvider(t *testing.T) {
 // model logs a warning that names the problem (the run itself goes on; here
 // it fails later for want of a browser).
 func TestRunWarnsAboutTheModel(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	tests := []struct {
 		model, day, want string
 	}{

@@ -33,6 +33,7 @@ import (
 // and shown in the history, and published with the cart as read after
 // it. Hostile requests get clear errors and change nothing.
 func TestReviewPackActionsChangeTheCart(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "milk", "eggs", "bananas", "butter")
 	bus := &runstatus.Bus{}
 	sub := bus.Subscribe(256)

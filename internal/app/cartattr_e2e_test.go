@@ -23,6 +23,7 @@ import (
 // own cart requests) and report those units instead; the cart must hold
 // exactly one, with no review warning.
 func TestRetryAfterAddDoesNotAddTwice(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "olive oil")
 	var expired atomic.Bool
 	e.deps.Scripted = ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {

@@ -73,6 +73,7 @@ func offerSoldOutToo(next gemini.Script) gemini.Script {
 // alternative is added, "Skip this week" leaves the item open and
 // untagged on the list, Nothing tags it #404.
 func TestSoldOutQuestion(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	tests := []struct {
 		name     string
 		answer   choice.Answer
@@ -136,6 +137,7 @@ func TestSoldOutQuestion(t *testing.T) {
 // (and asks again). There the household chooses the margarine with ⭐:
 // the run after buys the margarine by replay, with no question.
 func TestSubstituteIsNotTheItemsProduct(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "butter")
 	mem, err := OpenProducts(e.dataDir, "demo", 0, testLogger(t))
 	if err != nil {
@@ -200,6 +202,7 @@ func TestSubstituteIsNotTheItemsProduct(t *testing.T) {
 // the tag survives the list update; "#ask" asks even for a product the
 // memory would replay, and adds the answer.
 func TestItemPolicyTags(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t)
 	// Quoted: in YAML a plain " #" starts a comment.
 	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: \"butter #nosub\"\n  - name: \"bananas #ask\"\n"), 0o644); err != nil {

@@ -185,6 +185,7 @@ var sixItems = []string{"bananas", "2x eggs", "sourdough bread", "dragon fruit",
 // persistent model errors — and the list, the demo cart, the journal and
 // the summary agree.
 func TestSixItems(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, sixItems...)
 	e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"coffee": scripted.ServerError}
 	res, err := e.shop(context.Background())
@@ -273,6 +274,7 @@ func checkSix(t *testing.T, e *e2e, res shop.Result) {
 
 // TestSixItemsConcurrency: concurrency 1 and 3 give identical outcomes.
 func TestSixItemsConcurrency(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	var got []string
 	for _, n := range []int{1, 3} {
 		e := newE2E(t, sixItems...)
@@ -293,6 +295,7 @@ func TestSixItemsConcurrency(t *testing.T) {
 // TestOutOfStockChoice: with a resolver, the sold-out item becomes a
 // question; answering "nothing" ends it as not found.
 func TestOutOfStockChoice(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "butter", "bananas")
 	var mu sync.Mutex
 	var asked []choice.Question
@@ -337,6 +340,7 @@ func onItemTurn(item string, turn int, do func(req *gemini.Request)) func(gemini
 // TestSessionExpiryOneLogin: the session expires between two items; the
 // next item signs in again once and the run completes.
 func TestSessionExpiryOneLogin(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "bananas", "sourdough bread", "2x eggs")
 	var r *Runner
 	e.deps.Scripted.Wrap = onItemTurn("sourdough bread", 1, func(*gemini.Request) { r.DemoStore().ExpireSessions() })
@@ -371,6 +375,7 @@ func TestSessionExpiryOneLogin(t *testing.T) {
 // TestBrowserKilledRecovered: the browser process is killed while an agent
 // works; the Host relaunches it and the item is retried.
 func TestBrowserKilledRecovered(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "bananas", "sourdough bread", "2x eggs")
 	var r *Runner
 	e.deps.Scripted.Wrap = onItemTurn("sourdough bread", 2, func(*gemini.Request) {
@@ -438,6 +443,7 @@ func killBrowser(t *testing.T, profileDir string) {
 // browser policy; the checkout is never reached and the cart is unchanged
 // by it.
 func TestCheckoutBlocked(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "bananas")
 	e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"bananas": scripted.Checkout}
 	e.deps.Scripted.KeepRequests = true
@@ -476,6 +482,7 @@ func TestCheckoutBlocked(t *testing.T) {
 // TestReviewCatchesMissingItem: an item reported added that never reached
 // the cart is flagged by the review.
 func TestReviewCatchesMissingItem(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "bananas", "sourdough bread")
 	e.deps.Scripted.Wrap = func(next gemini.Script) gemini.Script {
 		return func(req *gemini.Request) gemini.Reply {
@@ -520,6 +527,7 @@ func TestReviewCatchesMissingItem(t *testing.T) {
 // agent works leaves no false "completed": the list, the journal and the
 // summary only show what was really reported.
 func TestCancelMidRun(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "bananas", "sourdough bread", "2x eggs", "carrots")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

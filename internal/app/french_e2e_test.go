@@ -14,6 +14,7 @@ import (
 // item — through the goal prompt, the scripted model, the store's search
 // and real Chromium.
 func TestFrenchListShopsLikeItsEnglishTwin(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	english := []string{"2% milk", "2x eggs", "butter", "apples", "skim milk", "3 bananas"}
 	french := []string{"lait 2 %", "2x œufs", "beurre", "pommes", "lait écrémé", "trois bananes"}
 	type run struct {

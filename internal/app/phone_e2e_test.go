@@ -19,6 +19,7 @@ import (
 // product, which would end "not found"); the person presses the first and
 // the agent adds it, and the notification is cleared.
 func TestOutOfStockChoiceOnThePhone(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "butter", "bananas")
 	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
 	if err != nil {

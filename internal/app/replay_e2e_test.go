@@ -48,6 +48,7 @@ func (c *agentCalls) take() map[string]int {
 // moved) hands the item to the agent, which finishes it — and nothing is
 // added twice.
 func TestReplayOfRememberedProducts(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	items := []string{"milk", "bananas", "eggs", "apples", "sourdough bread", "spaghetti", "olive oil"}
 	e := newE2E(t, items...)
 	e.cfg.Concurrency = 3 // replays and agents share the cart at once

@@ -269,6 +269,7 @@ func TestAttackMatrix(t *testing.T) {
 	requireBrowser(t)
 	for _, prof := range attackProfiles() {
 		t.Run(prof.Name, func(t *testing.T) {
+			t.Parallel() // a site, sink and Host of its own per store: the stores side by side
 			site := newAttackSite(t)
 			dir, err := os.MkdirTemp("", "browser-attack-")
 			if err != nil {
@@ -337,6 +338,7 @@ func TestPopupFromSandboxedFrameIsGuarded(t *testing.T) {
 	requireBrowser(t)
 	for _, prof := range attackProfiles() {
 		t.Run(prof.Name, func(t *testing.T) {
+			t.Parallel() // a site, sink and Host of its own per store: the stores side by side
 			site := newAttackSite(t)
 			dir := t.TempDir()
 			h := launch(t, baseOptions(t, prof, dir, site.rules(), nil))

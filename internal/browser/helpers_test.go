@@ -156,6 +156,8 @@ var (
 	fixClosers []func()
 )
 
+// TestMain closes the shared fixtures, then the Playwright driver every
+// Host of this test binary shared (runDriver).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.Lock()
@@ -163,6 +165,7 @@ func TestMain(m *testing.M) {
 		fixClosers[i]()
 	}
 	shared.Unlock()
+	StopSharedDriver()
 	os.Exit(code)
 }
 

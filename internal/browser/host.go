@@ -312,11 +312,14 @@ type Host struct {
 
 // generation is one launch of the browser.
 type generation struct {
-	n       int
-	pw      *playwright.Playwright
-	ctx     playwright.BrowserContext
-	browser playwright.Browser // remote connections only
-	remote  bool
+	n  int
+	pw *playwright.Playwright
+	// sharedDriver: pw is the process's shared driver (ShareDriver), which
+	// stopping this generation leaves running.
+	sharedDriver bool
+	ctx          playwright.BrowserContext
+	browser      playwright.Browser // remote connections only
+	remote       bool
 	// keeper is a blank page that keeps the browser open and carries the
 	// CDP session new tabs are created through (each in a window of its
 	// own: headless Chromium only paints the front tab of a window).
@@ -428,24 +431,41 @@ func (h *Host) start(ctx context.Context) (*generation, error) {
 }
 
 func (h *Host) startBlocking(n int) (*generation, error) {
-	o := h.opts
-	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: o.DriverDirectory, SkipInstallBrowsers: true})
-	if err != nil {
-		return nil, fmt.Errorf("browser: starting the Playwright driver from %s: %w (run scripts/setup.sh)", o.DriverDirectory, err)
+	g, err := h.startOnce(n)
+	if err != nil && g != nil && g.sharedDriver && errors.Is(err, playwright.ErrTargetClosed) {
+		// The shared driver of a test binary died: once more on a new one.
+		dropSharedDriver(g.pw)
+		g, err = h.startOnce(n)
 	}
-	g := &generation{n: n, pw: pw, gone: make(chan struct{})}
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// startOnce launches or connects through a driver. On failure the returned
+// generation (if any) only says which driver was used.
+func (h *Host) startOnce(n int) (*generation, error) {
+	o := h.opts
+	pw, shared, err := runDriver(o.DriverDirectory)
+	if err != nil {
+		return nil, err
+	}
+	g := &generation{n: n, pw: pw, sharedDriver: shared, gone: make(chan struct{})}
 	if o.RemoteURL != "" {
 		err = h.connect(g)
 	} else {
 		err = h.launchPersistent(g)
 	}
 	if err != nil {
-		_ = pw.Stop()
-		return nil, err
+		if !shared {
+			_ = pw.Stop()
+		}
+		return g, err
 	}
 	if err := h.install(g); err != nil {
 		h.stopGeneration(g, closeStepTimeout)
-		return nil, err
+		return g, err
 	}
 	return g, nil
 }
@@ -932,6 +952,9 @@ func (h *Host) stopGeneration(g *generation, bound time.Duration) {
 		h.log.Warn("closing the browser took too long; stopping the driver")
 	}
 	g.goneOnce.Do(func() { close(g.gone) })
+	if g.sharedDriver {
+		return
+	}
 	stopped := make(chan struct{})
 	go func() {
 		_ = g.pw.Stop()

@@ -512,3 +512,27 @@ func TestNoCredentialsAtRest(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsOfATestBinaryShareOneDriver: the Hosts of a test binary start
+// their browsers through one Playwright driver (runDriver), and closing one
+// Host leaves the driver to the others.
+func TestHostsOfATestBinaryShareOneDriver(t *testing.T) {
+	requireBrowser(t)
+	site := newSite(t)
+	defer site.close()
+	before := DriverStarts()
+	a := launch(t, baseOptions(t, siteProfile(), t.TempDir(), site.rules, nil))
+	b := launch(t, baseOptions(t, siteProfile(), t.TempDir(), site.rules, nil))
+	defer closeHost(t, b)
+	if n := DriverStarts() - before; n > 1 {
+		t.Fatalf("two Hosts started %d drivers, want at most one (the shared one)", n)
+	}
+	ctx := testCtx(t)
+	mustDo(t, "navigate in the first Host", newTab(t, a).Navigate(ctx, "http://shop.test/"))
+	closeHost(t, a)
+	tab := newTab(t, b)
+	mustDo(t, "navigate in the second Host after the first closed", tab.Navigate(ctx, "http://shop.test/color?c=red"))
+	if got := eval(t, tab, `() => document.title`); got != "/color" {
+		t.Fatalf("title %v, want /color", got)
+	}
+}

@@ -53,6 +53,7 @@ var offlineCases = []string{
 // The suite runs offline with the scripted planner through the real run
 // path: every case passes or fails as marked.
 func TestSuiteOffline(t *testing.T) {
+	t.Parallel() // its own runners, stores and browsers: see docs/testing.md
 	cfg := baseConfig(t)
 	suite, err := DefaultSuite()
 	if err != nil {
@@ -98,6 +99,7 @@ func TestSuiteOffline(t *testing.T) {
 // scripted_fails mark on a case that passes fails, and two settings run
 // side by side and are compared.
 func TestEvalFailsAndCompares(t *testing.T) {
+	t.Parallel() // its own runners, stores and browsers: see docs/testing.md
 	cfg := baseConfig(t)
 	suite, err := ParseSuite([]byte(`cases:
   - name: wrong-bananas

@@ -1,0 +1,209 @@
+// Command testsummary reads `go test -json` on its standard input and prints
+// what plain `go test` prints — each package's ok/FAIL line, the full output
+// of every failing test, build errors — followed by one summary line and the
+// slowest tests:
+//
+//	make test: 37 packages ok in 412 s
+//	slowest tests:
+//	   48.1 s  internal/app  TestShopEndToEnd
+//	   …
+//
+// It exits 1 when a package failed or did not build, so `go test -json … |
+// testsummary` in a pipefail shell keeps the suite's exit code. make test
+// runs it (Makefile); docs/testing.md describes it.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	slowest := flag.Int("slowest", 10, "how many of the slowest tests to list")
+	prefix := flag.String("trim", "github.com/gemini-supply/gemini-supply/", "module path trimmed from package names in the summary")
+	flag.Parse()
+	start := time.Now()
+	s := newSummary(os.Stdout, *prefix)
+	if err := s.read(os.Stdin); err != nil {
+		fmt.Fprintf(os.Stderr, "testsummary: reading go test -json: %v\n", err)
+		os.Exit(2)
+	}
+	if !s.finish(time.Since(start), *slowest) {
+		os.Exit(1)
+	}
+}
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Time        time.Time
+	Action      string
+	Package     string
+	Test        string
+	Elapsed     float64
+	Output      string
+	ImportPath  string // build-output and build-fail events
+	FailedBuild string
+}
+
+// testTime is one top-level test's duration.
+type testTime struct {
+	pkg, test string
+	elapsed   float64
+}
+
+// summary holds the output of the tests still running: a test's lines are
+// printed only if it fails, as plain go test does.
+type summary struct {
+	out    io.Writer
+	prefix string
+	// held output of running top-level tests (and their subtests), by
+	// package then top-level test name
+	held   map[string]map[string][]string
+	ok     int
+	failed []string
+	times  []testTime
+	// nonJSON counts lines that were not test2json events (printed as is)
+	nonJSON int
+}
+
+func newSummary(out io.Writer, prefix string) *summary {
+	return &summary{out: out, prefix: prefix, held: map[string]map[string][]string{}}
+}
+
+func (s *summary) read(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			s.nonJSON++
+			fmt.Fprintln(s.out, string(line))
+			continue
+		}
+		s.handle(e)
+	}
+	return sc.Err()
+}
+
+// top is a test's top-level name ("TestA/sub" → "TestA").
+func top(test string) string {
+	name, _, _ := strings.Cut(test, "/")
+	return name
+}
+
+// progress lines of -test.v that plain go test does not print.
+func progress(out string) bool {
+	for _, p := range []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME"} {
+		if strings.HasPrefix(out, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *summary) handle(e event) {
+	switch e.Action {
+	case "build-output":
+		fmt.Fprint(s.out, e.Output)
+		return
+	case "build-fail":
+		return
+	}
+	if e.Test == "" {
+		switch e.Action {
+		case "output":
+			if e.Output == "PASS\n" {
+				return
+			}
+			fmt.Fprint(s.out, e.Output)
+		case "pass":
+			s.ok++
+			delete(s.held, e.Package)
+		case "fail":
+			// Output of tests that never ended (a panic, a timeout).
+			for _, lines := range s.held[e.Package] {
+				for _, l := range lines {
+					fmt.Fprint(s.out, l)
+				}
+			}
+			delete(s.held, e.Package)
+			s.failed = append(s.failed, e.Package)
+		case "skip":
+			delete(s.held, e.Package)
+		}
+		return
+	}
+	name := top(e.Test)
+	pkg := s.held[e.Package]
+	if pkg == nil {
+		pkg = map[string][]string{}
+		s.held[e.Package] = pkg
+	}
+	switch e.Action {
+	case "output":
+		if !progress(e.Output) {
+			pkg[name] = append(pkg[name], e.Output)
+		}
+	case "pass", "skip":
+		if e.Test == name {
+			if e.Action == "pass" {
+				s.times = append(s.times, testTime{pkg: e.Package, test: name, elapsed: e.Elapsed})
+			}
+			delete(pkg, name)
+		}
+	case "fail":
+		if e.Test == name {
+			s.times = append(s.times, testTime{pkg: e.Package, test: name, elapsed: e.Elapsed})
+			for _, l := range pkg[name] {
+				fmt.Fprint(s.out, l)
+			}
+			delete(pkg, name)
+		}
+	}
+}
+
+// finish prints the summary; it reports whether every package passed.
+func (s *summary) finish(took time.Duration, slowest int) bool {
+	trim := func(p string) string { return strings.TrimPrefix(p, s.prefix) }
+	fmt.Fprintln(s.out)
+	if len(s.failed) == 0 {
+		fmt.Fprintf(s.out, "make test: %d packages ok in %.0f s\n", s.ok, took.Seconds())
+	} else {
+		fmt.Fprintf(s.out, "make test: %d packages ok, %d FAILED in %.0f s:", s.ok, len(s.failed), took.Seconds())
+		for _, p := range s.failed {
+			fmt.Fprintf(s.out, " %s", trim(p))
+		}
+		fmt.Fprintln(s.out)
+	}
+	ts := slowestTests(s.times, slowest)
+	if len(ts) > 0 {
+		fmt.Fprintf(s.out, "slowest tests:\n")
+		for _, t := range ts {
+			fmt.Fprintf(s.out, "  %6.1f s  %s  %s\n", t.elapsed, trim(t.pkg), t.test)
+		}
+	}
+	return len(s.failed) == 0
+}
+
+// slowestTests returns the n longest top-level tests, longest first.
+func slowestTests(ts []testTime, n int) []testTime {
+	c := slices.Clone(ts)
+	slices.SortStableFunc(c, func(a, b testTime) int {
+		switch {
+		case a.elapsed > b.elapsed:
+			return -1
+		case a.elapsed < b.elapsed:
+			return 1
+		}
+		return strings.Compare(a.pkg+" "+a.test, b.pkg+" "+b.test)
+	})
+	return c[:min(n, len(c))]
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A stream as go test -json writes it: one package passes, one fails a
+// subtest (with parallel output of a passing test interleaved), one does not
+// build, one panics in a test that never reports its end.
+const stream = `{"Action":"start","Package":"m/ok"}
+{"Action":"run","Package":"m/ok","Test":"TestSlow"}
+{"Action":"output","Package":"m/ok","Test":"TestSlow","Output":"=== RUN   TestSlow\n"}
+{"Action":"output","Package":"m/ok","Test":"TestSlow","Output":"    slow_test.go:9: chatter of a passing test\n"}
+{"Action":"output","Package":"m/ok","Test":"TestSlow","Output":"--- PASS: TestSlow (12.50s)\n"}
+{"Action":"pass","Package":"m/ok","Test":"TestSlow","Elapsed":12.5}
+{"Action":"run","Package":"m/ok","Test":"TestQuick"}
+{"Action":"pass","Package":"m/ok","Test":"TestQuick","Elapsed":0.1}
+{"Action":"output","Package":"m/ok","Output":"PASS\n"}
+{"Action":"output","Package":"m/ok","Output":"ok  \tm/ok\t12.7s\n"}
+{"Action":"pass","Package":"m/ok","Elapsed":12.7}
+{"Action":"run","Package":"m/bad","Test":"TestTable"}
+{"Action":"output","Package":"m/bad","Test":"TestTable","Output":"=== RUN   TestTable\n"}
+{"Action":"run","Package":"m/bad","Test":"TestTable/b"}
+{"Action":"output","Package":"m/bad","Test":"TestTable/b","Output":"    t_test.go:20: got 1, want 2\n"}
+{"Action":"output","Package":"m/bad","Test":"TestOther","Output":"    o_test.go:5: other chatter\n"}
+{"Action":"pass","Package":"m/bad","Test":"TestOther","Elapsed":0.2}
+{"Action":"output","Package":"m/bad","Test":"TestTable/b","Output":"    --- FAIL: TestTable/b (0.00s)\n"}
+{"Action":"fail","Package":"m/bad","Test":"TestTable/b","Elapsed":0}
+{"Action":"output","Package":"m/bad","Test":"TestTable","Output":"--- FAIL: TestTable (3.00s)\n"}
+{"Action":"fail","Package":"m/bad","Test":"TestTable","Elapsed":3}
+{"Action":"output","Package":"m/bad","Output":"FAIL\n"}
+{"Action":"output","Package":"m/bad","Output":"FAIL\tm/bad\t3.1s\n"}
+{"Action":"fail","Package":"m/bad","Elapsed":3.1}
+{"ImportPath":"m/nobuild [m/nobuild.test]","Action":"build-output","Output":"nobuild/x.go:3:1: syntax error\n"}
+{"ImportPath":"m/nobuild [m/nobuild.test]","Action":"build-fail"}
+{"Action":"output","Package":"m/nobuild","Output":"FAIL\tm/nobuild [build failed]\n"}
+{"Action":"fail","Package":"m/nobuild","Elapsed":0,"FailedBuild":"m/nobuild [m/nobuild.test]"}
+{"Action":"run","Package":"m/panics","Test":"TestBoom"}
+{"Action":"output","Package":"m/panics","Test":"TestBoom","Output":"panic: boom\n"}
+{"Action":"output","Package":"m/panics","Output":"FAIL\tm/panics\t0.3s\n"}
+{"Action":"fail","Package":"m/panics","Elapsed":0.3}
+`
+
+func TestSummaryPrintsFailuresAndSlowest(t *testing.T) {
+	var out bytes.Buffer
+	s := newSummary(&out, "m/")
+	if err := s.read(strings.NewReader(stream)); err != nil {
+		t.Fatal(err)
+	}
+	if s.finish(95*time.Second, 2) {
+		t.Error("finish reported success with failed packages")
+	}
+	got := out.String()
+	for _, want := range []string{
+		"ok  \tm/ok\t12.7s\n",
+		"    t_test.go:20: got 1, want 2\n    --- FAIL: TestTable/b (0.00s)\n--- FAIL: TestTable (3.00s)\nFAIL\nFAIL\tm/bad\t3.1s\n",
+		"nobuild/x.go:3:1: syntax error\nFAIL\tm/nobuild [build failed]\n",
+		"panic: boom\n",
+		"make test: 1 packages ok, 3 FAILED in 95 s: bad nobuild panics\n",
+		"slowest tests:\n    12.5 s  ok  TestSlow\n     3.0 s  bad  TestTable\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"=== RUN", "chatter", "TestQuick"} {
+		if strings.Contains(got, not) {
+			t.Errorf("output has %q (plain go test does not print it):\n%s", not, got)
+		}
+	}
+}
+
+func TestSummaryAllPassing(t *testing.T) {
+	var out bytes.Buffer
+	s := newSummary(&out, "m/")
+	if err := s.read(strings.NewReader(stream[:strings.Index(stream, `{"Action":"run","Package":"m/bad"`)])); err != nil {
+		t.Fatal(err)
+	}
+	if !s.finish(61*time.Second, 10) {
+		t.Error("finish reported a failure with every package passing")
+	}
+	if got := out.String(); !strings.Contains(got, "\nmake test: 1 packages ok in 61 s\nslowest tests:\n") {
+		t.Errorf("summary line missing:\n%s", got)
+	}
+}
