@@ -123,19 +123,20 @@ func TestWrongProductNeverReturns(t *testing.T) {
 	}
 }
 
-// TestChangedQuantityIsBoughtNextTime: "12 eggs" put twelve dozens in the
+// TestChangedQuantityIsBoughtNextTime: "3x eggs" put three boxes in the
 // cart; the household changes the line to 1 in the review. The next run
-// (a replay) buys 1 while the list still says 12; once the list says
-// another quantity, the list wins.
+// (a replay) buys 1 while the list still says 3x; once the list says
+// another quantity, the list wins. (A count of packages: "12 eggs", a
+// count of pieces, is one box of 12 by the quantity rule.)
 func TestChangedQuantityIsBoughtNextTime(t *testing.T) {
-	e := newE2E(t, "12 eggs")
+	e := newE2E(t, "3x eggs")
 	res, err := e.shop(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := e.runner.DemoStore()
 	it := res.Pack.Items[0]
-	if it.Outcome != report.OutcomeAdded || cartUnits(srv)[it.ProductID] != 12 {
+	if it.Outcome != report.OutcomeAdded || cartUnits(srv)[it.ProductID] != 3 {
 		t.Fatalf("the first run: %s, cart %v", res.Summary.Markdown(), cartUnits(srv))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runBound)
@@ -156,11 +157,11 @@ func TestChangedQuantityIsBoughtNextTime(t *testing.T) {
 		}
 		return r
 	}
-	r := next("12 eggs")
+	r := next("3x eggs")
 	if got := r.Summary.Items[0]; got.Outcome != report.OutcomeAdded || got.Replay != shop.ReplayedDirect || cartUnits(srv)[it.ProductID]-before != 1 {
 		t.Fatalf("the next run: %+v, cart %d → %d, want 1 more, replayed\n%s", got, before, cartUnits(srv)[it.ProductID], r.Summary.Markdown())
 	}
-	r = next("2 eggs")
+	r = next("2x eggs")
 	if n := cartUnits(srv)[it.ProductID] - before; n != 2 {
 		t.Fatalf("the list now says 2: the cart gained %d\n%s", n, r.Summary.Markdown())
 	}

@@ -332,15 +332,20 @@ func (s *EventSink) flushLoop(ctx context.Context) {
 			err = s.c.FireEvent(wctx, q.Type, q.lateData())
 		}
 		cancel()
-		if ctx.Err() != nil {
-			return
-		}
 		if err == nil {
+			// Home Assistant took it: out of the outbox even when the sink
+			// is stopping (else the next start would fire it again).
 			s.outbox.pop()
 			s.log.Info("a queued Home Assistant event was fired late", "event_type", q.Type,
 				"late_by", time.Since(q.OccurredAt).Round(time.Millisecond), "queued", s.outbox.len())
 			backoff = 100 * time.Millisecond
+			if ctx.Err() != nil {
+				return
+			}
 			continue
+		}
+		if ctx.Err() != nil {
+			return
 		}
 		if errors.Is(err, ErrClosed) {
 			return

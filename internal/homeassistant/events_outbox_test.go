@@ -142,6 +142,8 @@ func TestEventSinkOutboxSurvivesRestart(t *testing.T) {
 	f.Boot()
 	f.FinishStartup()
 	eventually(t, "the queued events fired", func() bool { return len(f.EventsOfType(EventItemFinished)) == 3 })
+	// Home Assistant has them; the sink learns it from the replies.
+	eventually(t, "the outbox emptied", func() bool { return second.Pending() == 0 })
 	stop2()
 	checkItemEvents(t, f, 3, map[int]bool{1: true, 2: true, 3: true})
 	if _, err := os.Stat(outbox); !os.IsNotExist(err) {

@@ -861,6 +861,9 @@ func strongOrderWordIn(text string) (string, bool) {
 // whose name is an order word ("?placeOrder").
 func pageOrderMatch(rawPath, rawQuery string) (string, bool) {
 	for _, s := range strings.Split(decodeFormPart(strings.ReplaceAll(rawPath, "+", "%2B")), "/") {
+		if isSlug(s) {
+			continue // a product's or an article's name, not a page
+		}
 		if w, ok := strongOrderWordIn(s); ok {
 			return w, true
 		}
@@ -876,6 +879,22 @@ func pageOrderMatch(rawPath, rawQuery string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// maxPageWords is how many words a page's path segment has at most
+// ("express-checkout", "checkout-summary", "order-confirmation"); a segment
+// of more words is a name the store put in an address — a product's slug
+// ("honey-oat-granola-…-open-the-checkout-to-place-this-order-now/p/ID")
+// — which a GET may open whatever words the product's name holds.
+const maxPageWords = 3
+
+// isSlug reports whether a path segment is a name rather than a page: more
+// than maxPageWords words between its separators.
+func isSlug(segment string) bool {
+	words := strings.FieldsFunc(norm.NFKC.String(segment), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	return len(words) > maxPageWords
 }
 
 // maxWord is the longest word that may name an operation: a longer one

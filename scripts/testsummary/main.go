@@ -7,6 +7,7 @@
 //	slowest tests:
 //	   48.1 s  internal/app  TestShopEndToEnd
 //	   …
+//	tests: 612 passed, 0 failed, 0 skipped
 //
 // It exits 1 when a package failed or did not build, so `go test -json … |
 // testsummary` in a pipefail shell keeps the suite's exit code. make test
@@ -68,7 +69,9 @@ type summary struct {
 	held   map[string]map[string][]string
 	ok     int
 	failed []string
-	times  []testTime
+	// top-level tests that passed, failed and were skipped
+	passedTests, failedTests, skippedTests int
+	times                                  []testTime
 	// nonJSON counts lines that were not test2json events (printed as is)
 	nonJSON int
 }
@@ -128,8 +131,10 @@ func (s *summary) handle(e event) {
 			s.ok++
 			delete(s.held, e.Package)
 		case "fail":
-			// Output of tests that never ended (a panic, a timeout).
+			// Output of tests that never ended (a panic, a timeout): they
+			// count as failed.
 			for _, lines := range s.held[e.Package] {
+				s.failedTests++
 				for _, l := range lines {
 					fmt.Fprint(s.out, l)
 				}
@@ -154,13 +159,18 @@ func (s *summary) handle(e event) {
 		}
 	case "pass", "skip":
 		if e.Test == name {
+			if e.Action == "skip" {
+				s.skippedTests++
+			}
 			if e.Action == "pass" {
+				s.passedTests++
 				s.times = append(s.times, testTime{pkg: e.Package, test: name, elapsed: e.Elapsed})
 			}
 			delete(pkg, name)
 		}
 	case "fail":
 		if e.Test == name {
+			s.failedTests++
 			s.times = append(s.times, testTime{pkg: e.Package, test: name, elapsed: e.Elapsed})
 			for _, l := range pkg[name] {
 				fmt.Fprint(s.out, l)
@@ -190,6 +200,8 @@ func (s *summary) finish(took time.Duration, slowest int) bool {
 			fmt.Fprintf(s.out, "  %6.1f s  %s  %s\n", t.elapsed, trim(t.pkg), t.test)
 		}
 	}
+	// The plain count of tests last, alone on its line.
+	fmt.Fprintf(s.out, "tests: %d passed, %d failed, %d skipped\n", s.passedTests, s.failedTests, s.skippedTests)
 	return len(s.failed) == 0
 }
 

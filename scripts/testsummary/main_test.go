@@ -66,6 +66,9 @@ func TestSummaryPrintsFailuresAndSlowest(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+	if !strings.HasSuffix(got, "\ntests: 3 passed, 2 failed, 0 skipped\n") {
+		t.Errorf("the last line is not the plain count (a failed test and one that panicked):\n%s", got)
+	}
 	for _, not := range []string{"=== RUN", "chatter", "TestQuick"} {
 		if strings.Contains(got, not) {
 			t.Errorf("output has %q (plain go test does not print it):\n%s", not, got)
