@@ -101,11 +101,11 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	if err != nil {
 		return reviewpack.Action{}, fmt.Errorf("read the cart: %w", err)
 	}
-	line, ok := shop.PackCart(before, st.CartURL).Find(item.ProductID, item.ProductName)
+	line, ok := shop.PackCart(before, st.CartLink()).Find(item.ProductID, item.ProductName)
 	if !ok {
 		// Already gone (removed twice, or on the store's own page): the
 		// cart as just read is the one the page shows.
-		c := shop.PackCart(before, st.CartURL)
+		c := shop.PackCart(before, st.CartLink())
 		if r.deps.Bus != nil {
 			r.deps.Bus.Publish(runstatus.Event{Time: r.now(), Kind: runstatus.KindCartChanged, RunID: req.RunID, Cart: &c})
 		}
@@ -127,7 +127,7 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	}
 	var cart *reviewpack.Cart
 	if after, err := reader.ReadCart(ctx, host); err == nil {
-		c := shop.PackCart(after, st.CartURL)
+		c := shop.PackCart(after, st.CartLink())
 		cart = &c
 		l, _ := c.Find(line.ProductID, line.Name)
 		act.After = l.Quantity

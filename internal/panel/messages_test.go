@@ -107,3 +107,30 @@ func warnKinds() []string {
 	}
 	return kinds
 }
+
+// An attempt's count of model calls is said in a household's words, with
+// the language's plural (issue 34): "1 model call", "3 model calls", "3
+// appels au modèle" — not "3 turns".
+func TestThePageCountsModelCallsNotTurns(t *testing.T) {
+	js, err := os.ReadFile("static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), "t('turns'") {
+		t.Error("app.js says t('turns', …): a count needs tn('turns', n)")
+	}
+	for _, c := range []struct{ lang, key, want string }{
+		{"en", "turns_one", "1 model call"},
+		{"en", "turns_other", "3 model calls"},
+		{"fr", "turns_one", "1 appel au modèle"},
+		{"fr", "turns_other", "3 appels au modèle"},
+	} {
+		n := 3
+		if strings.HasSuffix(c.key, "_one") {
+			n = 1
+		}
+		if got := messages.For(c.lang).T("panel."+c.key, "n", n); got != c.want {
+			t.Errorf("%s panel.%s with n=%d = %q, want %q", c.lang, c.key, n, got, c.want)
+		}
+	}
+}

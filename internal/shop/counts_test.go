@@ -79,4 +79,11 @@ func TestNoCartLinkForTheDemoStore(t *testing.T) {
 	if res.Summary.CartURL != "" || strings.Contains(out.String(), "metro.ca/en/online-grocery/cart") {
 		t.Errorf("the demo's summary links to the cart:\n%s", out.String())
 	}
+	// The review pack (the panel's "Open the cart") links nowhere either.
+	if res.Pack == nil {
+		t.Fatal("no review pack")
+	}
+	if res.Pack.CartURL != "" || (res.Pack.Cart != nil && res.Pack.Cart.URL != "") {
+		t.Errorf("the demo's review pack links to the cart: %q, cart %+v", res.Pack.CartURL, res.Pack.Cart)
+	}
 }

@@ -102,6 +102,15 @@ type Store struct {
 	CartSetup func(path string) bool
 }
 
+// CartLink is the cart address the household is given: the summary's,
+// the review pack's and its cart's ("" when the store gives none: the demo).
+func (s Store) CartLink() string {
+	if s.NoCartLink {
+		return ""
+	}
+	return s.CartURL
+}
+
 // Config is one run's configuration and collaborators.
 type Config struct {
 	// Provider is the shopping list. Required.

@@ -938,10 +938,7 @@ func (r *run) sendSummary(ctx context.Context, sum report.Summary) {
 
 // cartLink is the cart address the household is given ("" when none).
 func (r *run) cartLink() string {
-	if r.cfg.Store.NoCartLink {
-		return ""
-	}
-	return r.cfg.Store.CartURL
+	return r.cfg.Store.CartLink()
 }
 
 func (r *run) storeName() string {

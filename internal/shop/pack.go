@@ -27,10 +27,10 @@ func (r *run) buildPack(results []report.ItemResult, rev *Review) reviewpack.Pac
 			issues = append(issues, reviewpack.ItemIssue{Item: w.Item, Kind: w.Kind, Message: w.Message, Text: w.Text})
 		}
 		if rev.After != nil {
-			c := PackCart(*rev.After, r.cfg.Store.CartURL)
+			c := PackCart(*rev.After, r.cartLink())
 			after = &c
 		}
 	}
-	return reviewpack.Build(r.id, r.cfg.Store.CartURL, results, issues, after,
+	return reviewpack.Build(r.id, r.cartLink(), results, issues, after,
 		reviewpack.Options{PriceChangePercent: r.cfg.PriceChangePercent})
 }

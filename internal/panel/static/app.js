@@ -829,7 +829,7 @@ async function loadRun(id) {
         line.append(b);
       }
       li.append(line);
-      more.push(`${t('attempt', { n: i + 1, query: a.query })}: ${t('turns', { n: a.turns })} · ${fmtUsage(a.usage)}${a.reason ? ' · ' + a.reason : ''}${a.error ? ' · ' + a.error : ''}`);
+      more.push(`${t('attempt', { n: i + 1, query: a.query })}: ${tn('turns', a.turns)} · ${fmtUsage(a.usage)}${a.reason ? ' · ' + a.reason : ''}${a.error ? ' · ' + a.error : ''}`);
     });
     const attempts = details(...more); // none for a replayed item (no "null" line)
     if (attempts) li.append(attempts);
@@ -876,7 +876,7 @@ async function loadTrace(id, trace, title) {
   body.push(turns);
   if (tr.end) {
     body.push(el('p', { className: 'name', textContent: `${endWords(tr.end)} · ${fmtSeconds(tr.end.duration_ms)}` }),
-      details(tr.end.tool || tr.end.reason, t('turns', { n: tr.end.turns }), fmtUsage(tr.end.usage), tr.end.error));
+      details(tr.end.tool || tr.end.reason, tn('turns', tr.end.turns), fmtUsage(tr.end.usage), tr.end.error));
   }
   $('trace-body').replaceChildren(...body.filter(Boolean));
   $('trace').hidden = false;
