@@ -113,7 +113,11 @@ type Runner struct {
 	base *slog.Logger // given to components, which add their own name
 	log  *slog.Logger
 
-	busy sync.Mutex // held by the running run (TryLock: ErrBusy)
+	busy sync.Mutex // held by the running run, or a cart action (TryLock: ErrBusy)
+	// actions lets one review action at a time try busy: a second one
+	// (a double tap, another phone) waits for the first instead of being
+	// told a run is going (CartAction).
+	actions chan struct{}
 
 	envMu sync.Mutex
 	env   *environment
@@ -164,7 +168,7 @@ func NewRunner(cfg config.Config, deps Deps) (*Runner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, deps: deps, base: log, log: log.With("component", "app")}, nil
+	return &Runner{cfg: cfg, deps: deps, base: log, log: log.With("component", "app"), actions: make(chan struct{}, 1)}, nil
 }
 
 // Run shops once (serve.Runner). It returns runstatus.ErrBusy while

@@ -58,12 +58,20 @@ func (r *Runner) CartAction(ctx context.Context, req reviewpack.Request) (review
 	if r.cfg.DataDir == "" {
 		return reviewpack.Action{}, fmt.Errorf("run %s: no data directory keeps its review pack: %w", req.RunID, panel.ErrNotFound)
 	}
+	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+	defer cancel()
+	// Actions queue behind each other (the one before may still be
+	// closing its browser); only a run refuses them.
+	select {
+	case r.actions <- struct{}{}:
+		defer func() { <-r.actions }()
+	case <-ctx.Done():
+		return reviewpack.Action{}, fmt.Errorf("waiting for the review's action before: %w", ctx.Err())
+	}
 	if !r.busy.TryLock() {
 		return reviewpack.Action{}, fmt.Errorf("the cart cannot be changed while a shopping run is going: %w", runstatus.ErrBusy)
 	}
 	defer r.busy.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
-	defer cancel()
 
 	path := filepath.Join(shop.JournalDir(r.cfg.DataDir), req.RunID+".json")
 	rec, err := shop.ReadJournal(path)
