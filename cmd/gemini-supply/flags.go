@@ -160,15 +160,16 @@ func parseShopFlags(args []string, stderr io.Writer) (shopOptions, error) {
 		return o, err
 	}
 
-	load := loadOptions
-	load.Flags = flags
-	cfg, err := loadConfig(load, stderr)
-	if err != nil {
-		return o, configFailure("shop", stderr, err)
-	}
 	need := config.NeedAll
 	if o.dryRun {
 		need = 0
+	}
+	load := loadOptions
+	load.Flags = flags
+	load.Need = need // a missing credential is said with the file's problems
+	cfg, err := loadConfig(load, stderr)
+	if err != nil {
+		return o, configFailure("shop", stderr, err)
 	}
 	if err := cfg.ValidateFor(need); err != nil {
 		return o, configFailure("shop", stderr, err)

@@ -279,6 +279,10 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 	if s := p.text("#preview-list"); !strings.Contains(s, "dragon fruit") || strings.Contains(s, "unsalted butter") || strings.Contains(s, "milk") {
 		t.Fatalf("the retry preview: %q", s)
 	}
+	// …and it says why in words, not the list's tag (issue 33).
+	if s := p.text("#preview-list"); !strings.Contains(s, say("tag_not_found")) || strings.Contains(s, "#404") {
+		t.Fatalf("the retry preview says why as %q, want %q", s, say("tag_not_found"))
+	}
 	if err := page.Keyboard().Press("Escape"); err != nil {
 		t.Fatal(err)
 	}

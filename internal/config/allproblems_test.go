@@ -38,3 +38,23 @@ func TestEveryProblemAtOnce(t *testing.T) {
 		t.Errorf("the file's problems do not say where they are:\n%v", err)
 	}
 }
+
+// TestMissingCredentialsWithTheOtherProblems: a run's missing Gemini API
+// key is reported together with the file's mistakes (issue 34), not on a
+// second attempt once they are fixed.
+func TestMissingCredentialsWithTheOtherProblems(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte("gemini_modle: x\ntime_budget: 300\nstore: demo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(LoadOptions{ConfigPath: path, HomeDir: dir, Need: NeedAll, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err == nil {
+		t.Fatal("Load: no error")
+	}
+	for _, w := range []string{"gemini_modle", "time_budget", "gemini_api_key"} {
+		if !strings.Contains(err.Error(), w+":") {
+			t.Errorf("no problem for %s:\n%v", w, err)
+		}
+	}
+}

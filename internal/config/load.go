@@ -59,6 +59,11 @@ type LoadOptions struct {
 	// Environ lists the environment ("NAME=value") for EnvWarnings
 	// (default os.Environ when LookupEnv is nil; none otherwise).
 	Environ func() []string
+	// Need is what the command needs beyond well-formed settings (the
+	// credentials: NeedAll for a run): when the file or the environment
+	// has problems, a missing credential is reported with them, not on a
+	// second attempt after they are fixed.
+	Need Requirement
 }
 
 // envNotSettings are GEMINI_SUPPLY_ names that are not settings but are
@@ -194,7 +199,7 @@ func Load(opts LoadOptions) (Config, error) {
 		*p = expandHome(*p, home)
 	}
 	if len(loadErrs) > 0 {
-		return cfg, allProblems(cfg, loadErrs)
+		return cfg, allProblems(cfg, loadErrs, opts.Need)
 	}
 	return cfg, nil
 }
@@ -203,7 +208,7 @@ func Load(opts LoadOptions) (Config, error) {
 // environment's (each named by where it is when they are not all from one
 // place), then the values' (Validate) of the keys they did not already
 // name — a file with four mistakes reports four, not one per attempt.
-func allProblems(cfg Config, loadErrs []*Error) *Error {
+func allProblems(cfg Config, loadErrs []*Error, need Requirement) *Error {
 	var vprobs []Problem
 	named := map[string]bool{}
 	for _, e := range loadErrs {
@@ -212,7 +217,7 @@ func allProblems(cfg Config, loadErrs []*Error) *Error {
 		}
 	}
 	var v *Error
-	if errors.As(cfg.ValidateFor(0), &v) {
+	if errors.As(cfg.ValidateFor(need), &v) {
 		for _, p := range v.Problems {
 			if !named[p.Field] {
 				vprobs = append(vprobs, p)
