@@ -17,9 +17,6 @@ import (
 // plain string, null, a decision of the wrong type, an object with missing or
 // extra fields, a second key spelled like safety_decision — needs the person.
 
-// safetyKey is the argument the safety system sets.
-const safetyKey = "safety_decision"
-
 // Decision values the agent knows.
 const (
 	decisionProceed = "proceed"

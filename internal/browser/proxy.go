@@ -568,14 +568,6 @@ func (m *mitmCerts) forHost(host string) (*tls.Certificate, error) {
 	return c, nil
 }
 
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	_ = c.Close()
-}
-
 func (p *policyProxy) track(conns ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

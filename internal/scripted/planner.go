@@ -750,28 +750,6 @@ func (h history) clicks(x, y int) int {
 	return n
 }
 
-func (h history) lastTurnCalls() []*genai.FunctionCall {
-	if len(h.turns) == 0 {
-		return nil
-	}
-	var out []*genai.FunctionCall
-	for _, part := range h.turns[len(h.turns)-1].Parts {
-		if part != nil && part.FunctionCall != nil {
-			out = append(out, part.FunctionCall)
-		}
-	}
-	return out
-}
-
-func (h history) lastTurnClicked(x, y int) bool {
-	for _, c := range h.lastTurnCalls() {
-		if isClickAt(c, x, y) {
-			return true
-		}
-	}
-	return false
-}
-
 // maxCartWaits is how many times in a row the planner waits for the cart
 // to show a unit it clicked for, as a model watching the page's "Adding…"
 // would, before it gives up: the add's request may take seconds on a
