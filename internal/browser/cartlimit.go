@@ -264,17 +264,17 @@ func pausedBody(r map[string]any) []byte {
 }
 
 // updateGuard enables the guard's pauses for what the tab needs now: a
-// replay tab pauses every request, a tab with a cart limit its fetch, XHR,
+// replay tab and a reader pause every request, a tab with a cart limit its fetch, XHR,
 // beacon and other requests (an add is one of them, or a document).
 func (s *pageState) updateGuard() error {
 	s.guardMu.Lock()
 	defer s.guardMu.Unlock()
 	s.mu.Lock()
-	sess, replayOnly, limited := s.guardSess, s.replayOnly, s.cartLimit != nil
+	sess, every, limited := s.guardSess, s.replayOnly || s.readOnly, s.cartLimit != nil
 	s.mu.Unlock()
 	if sess == nil {
 		return ErrClosed
 	}
-	_, err := sess.Send("Fetch.enable", guardPatterns(replayOnly, limited))
+	_, err := sess.Send("Fetch.enable", guardPatterns(every, limited))
 	return err
 }

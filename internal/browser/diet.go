@@ -68,15 +68,15 @@ var replayTypes = map[string]bool{"Script": true, "Stylesheet": true, "XHR": tru
 
 // guardPatterns are the requests the tab's guard pauses: documents
 // (request and response, for redirects) for every tab; every request for a
-// replay tab; the requests an add to the cart may be for a tab with a cart
+// replay tab or a reader (every); the requests an add to the cart may be for a tab with a cart
 // limit (cartlimit.go).
-func guardPatterns(replayOnly, cartLimit bool) map[string]any {
+func guardPatterns(every, cartLimit bool) map[string]any {
 	p := []any{
 		map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
 		map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"},
 	}
 	switch {
-	case replayOnly:
+	case every:
 		p = append(p, map[string]any{"urlPattern": "*", "requestStage": "Request"})
 	case cartLimit:
 		for _, typ := range []string{"XHR", "Fetch", "Ping", "Other"} {
@@ -111,9 +111,12 @@ func (h *Host) onPaused(sess playwright.CDPSession, mainFrameID string, st *page
 	typ, _ := ev["resourceType"].(string)
 	main := mainFrameID == "" || frameID == mainFrameID
 	st.mu.Lock()
-	replayOnly := st.replayOnly
+	replayOnly, readOnly := st.replayOnly, st.readOnly
 	st.mu.Unlock()
 	_, isResponse := ev["responseStatusCode"]
+	if readOnly && !isResponse && h.refuseWrite(sess, st, id, ev) {
+		return
+	}
 	if _, failed := ev["responseErrorReason"]; !isResponse && !failed && h.refuseAdd(sess, st, id, ev) {
 		return
 	}

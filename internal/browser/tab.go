@@ -33,6 +33,7 @@ type pageState struct {
 	cart        cartLedger    // the tab's cart-changing requests
 	guardSess   playwright.CDPSession
 	replayOnly  bool         // the tab loads only what a replay needs (diet.go)
+	readOnly    bool         // the tab is a reader: no request but GET or HEAD leaves it (reader.go)
 	cartLimit   CartLimit    // asked before each add (cartlimit.go); nil: none
 	grants      []*cartGrant // the adds the limit let through since it was set
 	refusals    []string     // requestKeys of adds the limit refused, until the ledger sees them fail
