@@ -47,6 +47,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	}
 	load := loadOptions
 	load.Flags = flags
+	load.Need = serveNeeds // a missing credential is said with the file's problems
 	cfg, err := loadConfig(load, s.err)
 	if err != nil {
 		return exitCode(configFailure("serve", s.err, err))
@@ -65,15 +66,15 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	return 0
 }
 
-// serveValidate validates cfg for serve. A Telegram bot token without a
-// chat id is accepted: an add-on user cannot run test-telegram to find the
-// chat id, so serve finds it (serveDiscoverTelegramChat) and runs without
-// Telegram meanwhile.
+// serveNeeds is what serve needs: what a run needs. A Telegram bot token
+// without a chat id is accepted: an add-on user cannot run test-telegram to
+// find the chat id, so serve finds it (serveDiscoverTelegramChat) and runs
+// without Telegram meanwhile.
+const serveNeeds = config.NeedAll | config.AllowTelegramChatLater
+
+// serveValidate validates cfg for serve (serveNeeds).
 func serveValidate(cfg config.Config) error {
-	if telegramNeedsChatID(cfg) {
-		cfg.TelegramBotToken = ""
-	}
-	return cfg.Validate()
+	return cfg.ValidateFor(serveNeeds)
 }
 
 // telegramNeedsChatID: a bot token is set, the chat id is not.

@@ -214,3 +214,37 @@ func TestServeFindsTelegramChatID(t *testing.T) {
 		t.Errorf("the bot token is in the log:\n%s", stderr)
 	}
 }
+
+// TestServeSaysEveryConfigProblemAtOnce: serve reports a missing
+// credential together with the file's mistakes (issue 34) — not on a
+// second start once they are fixed — and still accepts a Telegram bot
+// token without a chat id (it finds the chat id itself).
+func TestServeSaysEveryConfigProblemAtOnce(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte("store: metro\ntime_budget: 300\ntelegram_bot_token: \"123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GEMINI_SUPPLY_CONFIG", path)
+	t.Setenv("GEMINI_API_KEY", "")
+	var stderr syncbuf.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	code := run(ctx, []string{"serve"}, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr})
+	if code == 0 {
+		t.Fatalf("serve started without credentials:\n%s", stderr.String())
+	}
+	out := stderr.String()
+	for _, w := range []string{"time_budget:", "metro_username:", "metro_password:", "gemini_api_key:"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("serve does not say %s in its first report:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "telegram_chat_id") {
+		t.Errorf("serve refuses a bot token without a chat id:\n%s", out)
+	}
+	if n := strings.Count(out, "time_budget:"); n != 1 {
+		t.Errorf("time_budget is said %d times:\n%s", n, out)
+	}
+}

@@ -256,6 +256,8 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		TraceKeepRuns:        r.cfg.TraceKeepRuns,
 		Source:               source,
 		StartedBy:            req.By,
+		Kind:                 req.Kind(),
+		ReshopOf:             req.ReshopOf,
 		Logger:               r.base,
 	}
 	return shop.Run(ctx, scfg)

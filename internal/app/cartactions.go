@@ -260,7 +260,7 @@ func CartActions(r *Runner, start func(ctx context.Context, req runstatus.Reques
 				wrong.URL, wrong.ProductID = p.URL, p.ProductID
 			}
 		}
-		sreq := runstatus.Request{Source: req.Source, By: req.By, Items: []string{act.ItemName},
+		sreq := runstatus.Request{Source: req.Source, By: req.By, Items: []string{act.ItemName}, ReshopOf: req.RunID,
 			WrongProducts: map[string]runstatus.WrongProduct{act.ItemName: wrong}}
 		if err := start(ctx, sreq); err != nil {
 			return act, fmt.Errorf("the product was removed and forgotten, but the item could not be shopped again: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
@@ -78,9 +79,29 @@ func panelCalls(calls []agent.TraceCall) []panel.Call {
 	for _, c := range calls {
 		pc := panel.NewCall(c.Name, c.Args)
 		pc.Target = report.Clip(c.Target, report.MaxNameRunes)
+		if c.Name == shop.ToolPresentOptions {
+			pc.Answer, pc.AnswerText = questionAnswer(c.Response)
+		}
 		out = append(out, pc)
 	}
 	return out
+}
+
+// questionAnswer is the household's answer to a question, as the question
+// tool answered the model (shop's present_options response): its kind and
+// the product's name or the text to look for instead.
+func questionAnswer(resp map[string]any) (kind, text string) {
+	kind, _ = resp["answer"].(string)
+	switch kind {
+	case "product":
+		text, _ = resp["name"].(string)
+	case "custom":
+		text, _ = resp["text"].(string)
+	case "skip", "nothing":
+	default:
+		return "", "" // no answer: nobody could be asked, an invalid answer
+	}
+	return kind, report.Clip(text, report.MaxNameRunes)
 }
 
 // History reads the past runs for the panel: the journals in the data
@@ -130,14 +151,16 @@ func (h History) Runs(context.Context) ([]panel.RunInfo, error) {
 		recs = append(recs, rec)
 	}
 	for i := range out {
-		if reshopRun(recs[i], recs[i+1:]) {
-			out[i].Kind = "reshop"
+		// A journal from before runs recorded their kind.
+		if recs[i].Kind == "" && reshopRun(recs[i], recs[i+1:]) {
+			out[i].Kind = string(runstatus.RunReshop)
 		}
 	}
 	return out, nil
 }
 
-// reshopWindow is how soon after a Wrong product's action its run starts.
+// reshopWindow is how soon after a Wrong product's action its run starts
+// (for journals that do not say what their run was).
 const reshopWindow = 2 * time.Minute
 
 // reshopRun says whether rec is a Wrong product's run of one item: an
@@ -162,8 +185,11 @@ func reshopRun(rec shop.JournalRecord, older []shop.JournalRecord) bool {
 }
 
 func runInfo(rec shop.JournalRecord) panel.RunInfo {
-	info := panel.RunInfo{ID: rec.RunID, Source: rec.Source, StartedBy: rec.StartedBy, StoppedBy: rec.StoppedBy, State: string(rec.State), StartedAt: rec.StartedAt,
+	info := panel.RunInfo{ID: rec.RunID, ReshopOf: rec.ReshopOf, Source: rec.Source, StartedBy: rec.StartedBy, StoppedBy: rec.StoppedBy, State: string(rec.State), StartedAt: rec.StartedAt,
 		FinishedAt: rec.FinishedAt, Error: rec.Error, Items: len(rec.Items), Usage: rec.Usage}
+	if rec.Kind != "" && rec.Kind != runstatus.RunWeekly {
+		info.Kind = string(rec.Kind)
+	}
 	var results []report.ItemResult
 	for _, it := range rec.Items {
 		if it.Result == nil {
@@ -206,6 +232,9 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 	for _, it := range rec.Items {
 		ri := panel.RunItem{ID: it.ItemID, Name: it.Name, Quantity: it.Quantity, Status: string(it.Status), Result: it.Result, Attempts: []panel.RunAttempt{},
 			AnsweredBy: it.AnsweredBy}
+		for _, c := range it.Confirmations {
+			ri.Confirmations = append(ri.Confirmations, panel.Confirmation{Action: c.Action, Allowed: c.Allowed, By: c.By})
+		}
 		for _, a := range it.Attempts {
 			ri.Attempts = append(ri.Attempts, panel.RunAttempt{Query: a.Query, StartedAt: a.StartedAt, DurationMS: a.Duration.Milliseconds(),
 				Tool: a.Tool, Reason: a.Reason, Error: a.Error, Turns: a.Turns, Usage: a.Usage, Trace: traceName(h.TraceDir, a.Trace)})

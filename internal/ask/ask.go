@@ -41,6 +41,19 @@ type Confirmer interface {
 	Confirm(ctx context.Context, explanation, action string) (bool, error)
 }
 
+// ConfirmerBy is a Confirmer that also says who answered (a Home
+// Assistant user's name, "" when not known). The panel and the phone are;
+// a channel that is not is asked with Confirm and names nobody.
+type ConfirmerBy interface {
+	ConfirmBy(ctx context.Context, explanation, action string) (allowed bool, by string, err error)
+}
+
+// confirmation is one channel's answer to a safety confirmation.
+type confirmation struct {
+	yes bool
+	by  string
+}
+
 // Channel is one way to reach the household. Chooser or Confirmer may be
 // nil when the channel cannot ask that kind of question.
 type Channel struct {
@@ -128,30 +141,44 @@ func (a *Asker) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 // answer within the timeout is No (false, nil); an error (no channel could
 // ask, ctx ended) is never a yes.
 func (a *Asker) Confirm(ctx context.Context, explanation, action string) (bool, error) {
+	yes, _, err := a.ConfirmBy(ctx, explanation, action)
+	return yes, err
+}
+
+// ConfirmBy is Confirm that also says who answered, when the channel that
+// answered first knows ("" otherwise, and on a timeout).
+func (a *Asker) ConfirmBy(ctx context.Context, explanation, action string) (bool, string, error) {
 	explanation, action = report.Clip(explanation, report.MaxTextRunes), report.Clip(action, report.MaxTextRunes)
-	var asks []func(context.Context) (bool, error)
+	var asks []func(context.Context) (confirmation, error)
 	var names []string
 	for _, c := range a.channels {
 		if c.Confirmer != nil {
 			cf := c.Confirmer
-			asks = append(asks, func(ctx context.Context) (bool, error) { return cf.Confirm(ctx, explanation, action) })
+			asks = append(asks, func(ctx context.Context) (confirmation, error) {
+				if by, ok := cf.(ConfirmerBy); ok {
+					yes, who, err := by.ConfirmBy(ctx, explanation, action)
+					return confirmation{yes: yes, by: who}, err
+				}
+				yes, err := cf.Confirm(ctx, explanation, action)
+				return confirmation{yes: yes}, err
+			})
 			names = append(names, c.Name)
 		}
 	}
-	yes, err := fanOut(ctx, a, names, asks, nil, func(yes bool) string {
-		if yes {
+	c, err := fanOut(ctx, a, names, asks, nil, func(c confirmation) string {
+		if c.yes {
 			return a.msg.T("question.yes")
 		}
 		return a.msg.T("question.no")
 	})
 	if errors.Is(err, errTimeout) {
 		a.log.Info("no confirmation in time: treated as no", "action", action)
-		return false, nil
+		return false, "", nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("ask for confirmation: %w", err)
+		return false, "", fmt.Errorf("ask for confirmation: %w", err)
 	}
-	return yes, nil
+	return c.yes, c.by, nil
 }
 
 var errTimeout = errors.New("no answer in time")

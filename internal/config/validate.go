@@ -49,7 +49,8 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Requirement names what a command needs beyond well-formed settings.
+// Requirement names what a command needs beyond well-formed settings, and
+// what it accepts that others do not.
 type Requirement uint
 
 const (
@@ -58,6 +59,10 @@ const (
 	NeedStoreLogin Requirement = 1 << iota
 	// NeedModel: a Gemini API key, unless the model is the scripted one.
 	NeedModel
+	// AllowTelegramChatLater accepts a Telegram bot token without
+	// telegram_chat_id: serve finds the chat id (an add-on user cannot run
+	// test-telegram) and runs without Telegram meanwhile.
+	AllowTelegramChatLater
 	// NeedAll is what a shopping run needs.
 	NeedAll = NeedStoreLogin | NeedModel
 )
@@ -135,7 +140,7 @@ func (c Config) ValidateFor(need Requirement) error {
 
 	// Telegram
 	switch {
-	case c.TelegramBotToken.IsSet() && c.TelegramChatID == 0:
+	case c.TelegramBotToken.IsSet() && c.TelegramChatID == 0 && need&AllowTelegramChatLater == 0:
 		add("telegram_chat_id", "is required with telegram_bot_token (your chat id; TELEGRAM_USER_CHAT_ID)")
 	case !c.TelegramBotToken.IsSet() && c.TelegramChatID != 0:
 		add("telegram_bot_token", "is required with telegram_chat_id (TELEGRAM_BOT_TOKEN)")

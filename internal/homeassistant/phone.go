@@ -299,9 +299,16 @@ func (p *Phone) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 // returns only when a button is pressed, or with an error when no phone
 // could be notified or ctx ended (never an automatic yes).
 func (p *Phone) Confirm(ctx context.Context, explanation, action string) (bool, error) {
+	yes, _, err := p.ConfirmBy(ctx, explanation, action)
+	return yes, err
+}
+
+// ConfirmBy is Confirm that also says who pressed the button (the Home
+// Assistant user of the phone, "" when not known) — ask's ConfirmerBy.
+func (p *Phone) ConfirmBy(ctx context.Context, explanation, action string) (bool, string, error) {
 	pq, err := p.open(ctx)
 	if err != nil {
-		return false, fmt.Errorf("ask for confirmation on the phone: %w", err)
+		return false, "", fmt.Errorf("ask for confirmation on the phone: %w", err)
 	}
 	defer pq.close(ctx)
 	m := p.msg
@@ -318,19 +325,20 @@ func (p *Phone) Confirm(ctx context.Context, explanation, action string) (bool, 
 		{"action": pq.action(phoneActNo), "title": m.T("phone.deny"), "destructive": true},
 	}
 	if err := pq.send(ctx, m.T("question.safety_title"), sb.String(), actions); err != nil {
-		return false, fmt.Errorf("ask for confirmation on the phone: %w", err)
+		return false, "", fmt.Errorf("ask for confirmation on the phone: %w", err)
 	}
 	p.log.Info("asked on the phone to confirm an action", "action", action, "tag", pq.tag)
 	for {
 		r, err := pq.next(ctx)
 		if err != nil {
-			return false, fmt.Errorf("phone confirmation: %w", err)
+			return false, "", fmt.Errorf("phone confirmation: %w", err)
 		}
 		switch r.kind {
 		case phoneActYes, phoneActNo:
 			yes := r.kind == phoneActYes
-			p.log.Info("confirmation answered on the phone", "action", action, "allowed", yes)
-			return yes, nil
+			by := p.c.UserName(ctx, r.userID)
+			p.log.Info("confirmation answered on the phone", "action", action, "allowed", yes, "by", by)
+			return yes, by, nil
 		}
 	}
 }

@@ -54,6 +54,25 @@ func TestPhoneSaysWhoPressed(t *testing.T) {
 				t.Errorf("answer %+v, want Natrel by %q", a, tc.want)
 			}
 
+			// A safety confirmation's Allow says who pressed it too.
+			type confirmed struct {
+				yes bool
+				by  string
+			}
+			confirms := make(chan confirmed, 1)
+			go func() {
+				yes, by, err := phone.ConfirmBy(ctx, "The page asks to accept the terms.", "click I agree")
+				if err != nil {
+					t.Errorf("ConfirmBy: %v", err)
+				}
+				confirms <- confirmed{yes, by}
+			}()
+			shown = waitShown(t, f, svc, "click I agree")
+			pressAction(t, f, svc, shown, phoneActYes, "")
+			if c := receive(t, confirms, "the phone's confirmation"); !c.yes || c.by != tc.want {
+				t.Errorf("confirmation %+v, want allowed by %q", c, tc.want)
+			}
+
 			var mu sync.Mutex
 			var got []reviewpack.Request
 			rp := NewReviewPhone(phone, recordActions(&mu, &got, reviewpack.Action{ItemName: "milk"}))

@@ -32,7 +32,7 @@ type Question struct {
 
 // reply is a person's answer from the page.
 type reply struct {
-	choice  choice.Answer
+	choice  choice.Answer // choice.By: who answered, for a confirmation too
 	confirm bool
 }
 
@@ -67,17 +67,24 @@ func (p *Panel) Choose(ctx context.Context, q choice.Question) (choice.Answer, e
 
 // Confirm asks for a safety confirmation in the panel (ask's Confirmer).
 func (p *Panel) Confirm(ctx context.Context, explanation, action string) (bool, error) {
+	yes, _, err := p.ConfirmBy(ctx, explanation, action)
+	return yes, err
+}
+
+// ConfirmBy is Confirm that also says who answered (behind ingress; ""
+// when not known) — ask's ConfirmerBy.
+func (p *Panel) ConfirmBy(ctx context.Context, explanation, action string) (bool, string, error) {
 	pq, err := p.addQuestion(Question{Kind: "confirm", Explanation: explanation, Action: action})
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	select {
 	case r := <-pq.answers:
 		p.removeQuestion(pq.ID, "")
-		return r.confirm, nil
+		return r.confirm, r.choice.By, nil
 	case <-ctx.Done():
 		p.removeQuestion(pq.ID, p.closedNote(ctx, p.opts.Messages.T("panel.the_safety_check")))
-		return false, context.Cause(ctx)
+		return false, "", context.Cause(ctx)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -149,5 +150,50 @@ func TestSnapshotCarriesThePack(t *testing.T) {
 	}
 	if len(pack.Actions) != 0 {
 		t.Error("the event's pack was changed in place")
+	}
+}
+
+// TestAReshopStaysOnItsReview: a Wrong product's re-shop is shown on the
+// review it belongs to because its run says so (run_started's reshop_of),
+// however long after the action it starts (it may wait behind another
+// action's browser); a run that says nothing of the kind — a Retry, the
+// next week — replaces the review, however soon after the action.
+func TestAReshopStaysOnItsReview(t *testing.T) {
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	pack := &reviewpack.Pack{RunID: "week", Items: []reviewpack.Item{{ItemID: "1", ItemName: "milk"}, {ItemID: "2", ItemName: "eggs"}}}
+	wrong := runstatus.Event{Time: at, Kind: runstatus.KindCartChanged, RunID: "week", Cart: &reviewpack.Cart{},
+		Action: &reviewpack.Action{Kind: reviewpack.ActWrongProduct, ItemID: "1", ItemName: "milk", Reshop: "milk"}}
+	for _, tc := range []struct {
+		name     string
+		started  runstatus.Event
+		onReview bool
+	}{
+		{"a re-shop, five minutes later", runstatus.Event{Time: at.Add(5 * time.Minute), Kind: runstatus.KindRunStarted, RunID: "again",
+			State: runstatus.StateShopping, RunKind: runstatus.RunReshop, ReshopOf: "week"}, true},
+		{"a retry, at once", runstatus.Event{Time: at.Add(time.Second), Kind: runstatus.KindRunStarted, RunID: "retry",
+			State: runstatus.StateShopping, RunKind: runstatus.RunRetry}, false},
+		{"a re-shop of another review", runstatus.Event{Time: at.Add(time.Second), Kind: runstatus.KindRunStarted, RunID: "other",
+			State: runstatus.StateShopping, RunKind: runstatus.RunReshop, ReshopOf: "last-week"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &control{}
+			p, err := New(Options{Start: c.start, Stop: c.stop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.apply(runstatus.Event{Time: at.Add(-time.Hour), Kind: runstatus.KindRunStarted, RunID: "week", State: runstatus.StateShopping})
+			p.apply(runstatus.Event{Time: at.Add(-time.Minute), Kind: runstatus.KindRunFinished, RunID: "week", State: runstatus.StateReviewReady, Pack: pack})
+			p.apply(wrong)
+			p.apply(tc.started)
+			p.mu.Lock()
+			s := p.snapshotLocked()
+			p.mu.Unlock()
+			if got := s.RunID == "week" && s.Reshop != nil && s.Reshop.RunID == tc.started.RunID; got != tc.onReview {
+				t.Fatalf("on the week's review: %v, want %v (run %q, reshop %+v)", got, tc.onReview, s.RunID, s.Reshop)
+			}
+			if tc.onReview && s.Reshop.Item != "milk" {
+				t.Errorf("the re-shop's item: %q", s.Reshop.Item)
+			}
+		})
 	}
 }

@@ -54,9 +54,11 @@ type RunInfo struct {
 	// TotalCents is the cart's estimated total as last read (after the
 	// run, after each action on it), else the run's added items'.
 	TotalCents int64 `json:"total_cents,omitempty"`
-	// Kind is what the run was when not the list's ("reshop": a Wrong
-	// product's run of one item).
-	Kind string `json:"kind,omitempty"`
+	// Kind is what the run was when not the list's: "retry" (Retry
+	// failed), "reshop" (a Wrong product's run of one item); ReshopOf, for
+	// a re-shop, the run whose review it belongs to.
+	Kind     string `json:"kind,omitempty"`
+	ReshopOf string `json:"reshop_of,omitempty"`
 }
 
 // RunDetail is one past run: its items with their attempts, and the review
@@ -100,6 +102,16 @@ type RunItem struct {
 	Attempts []RunAttempt       `json:"attempts"`
 	// AnsweredBy is who answered the item's questions, when known.
 	AnsweredBy []string `json:"answered_by,omitempty"`
+	// Confirmations are the answers to the item's safety confirmations.
+	Confirmations []Confirmation `json:"confirmations,omitempty"`
+}
+
+// Confirmation is one answer to a safety confirmation: the flagged action,
+// whether it was allowed, and who answered when known.
+type Confirmation struct {
+	Action  string `json:"action"`
+	Allowed bool   `json:"allowed"`
+	By      string `json:"by,omitempty"`
 }
 
 // RunAttempt is one agent run for an item.

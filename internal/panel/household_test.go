@@ -56,7 +56,8 @@ func (h householdHistory) Trace(_ context.Context, id, trace string) (Trace, err
 			{Turn: 1, Started: at, ModelMS: 820, PromptTokens: 4000, OutputTokens: 300, Actions: []string{"typed “milk” and pressed Enter"},
 				Calls: []Call{NewCall("type_text_at", map[string]any{"x": 500.0, "y": 60.0, "text": "milk", "press_enter": true})}, Screenshot: "turn-001.png"},
 			{Turn: 2, Started: at.Add(4 * time.Second), ModelMS: 700, PromptTokens: 4100, OutputTokens: 310, Text: []string{"[scripted add product=milk-2l before=0]"},
-				Actions: []string{"clicked at (162, 546)"}, Calls: []Call{clickOn("Add to cart — 2% Milk, 2 L")}, Screenshot: "turn-002.png"},
+				Actions: []string{"asked the household", "clicked at (162, 546)"}, Calls: []Call{
+					{Name: "present_options", Answer: "product", AnswerText: "Natrel 2% Milk 2 L"}, clickOn("Add to cart — 2% Milk, 2 L")}, Screenshot: "turn-002.png"},
 		},
 		End: &TraceEnd{Tool: "report_item_added", Turns: 2, DurationMS: 12400, Usage: report.Usage{PromptTokens: 8100, OutputTokens: 610}}}, nil
 }
@@ -321,7 +322,8 @@ func householdRun(t *testing.T, browser playwright.Browser, lang string, w, h in
 		return err == nil && n == 3
 	})
 	tr := text("#trace-body")
-	for _, want := range []string{say("act_search", "text", "milk"), say("act_click_on", "target", "Add to cart — 2% Milk, 2 L"), say("end_added")} {
+	for _, want := range []string{say("act_search", "text", "milk"), say("act_click_on", "target", "Add to cart — 2% Milk, 2 L"), say("end_added"),
+		say("act_asked") + " " + say("trace_answer_product", "product", "Natrel 2% Milk 2 L")} {
 		if !strings.Contains(tr, want) {
 			t.Fatalf("the trace does not say %q:\n%s", want, tr)
 		}

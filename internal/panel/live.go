@@ -57,6 +57,11 @@ type Call struct {
 	// Target is what was at the action's point ("Add to cart"), when
 	// known: the page says "clicked “Add to cart”".
 	Target string `json:"target,omitempty"`
+	// Answer is the household's answer to a question (present_options),
+	// in a past run's trace: "product" (Text: the chosen product's name),
+	// "custom" (Text: what to look for instead), "skip" or "nothing".
+	Answer     string `json:"answer,omitempty"`
+	AnswerText string `json:"answer_text,omitempty"`
 }
 
 // callArgs are the arguments the page says; the rest (a report's

@@ -24,15 +24,12 @@ type Reshop struct {
 	State runstatus.State `json:"state,omitempty"`
 }
 
-// reshopWindow is how long after a Wrong product's action its run is
-// awaited (the action starts it at once).
-const reshopWindow = 2 * time.Minute
-
-// pendingReshop is a Wrong product's action whose run has not started yet.
+// pendingReshop is a Wrong product's action whose run has not started
+// yet: the item it puts back (the run's started event names the run whose
+// review it belongs to, not the item).
 type pendingReshop struct {
 	runID string // the run whose review shows the item
 	item  string
-	at    time.Time
 }
 
 // historyTimeout bounds a read of the run journals for the live view.
@@ -65,12 +62,32 @@ func (p *Panel) Restore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap := restored(last)
-	if len(runs) > 1 && len(last.Items) == 1 && last.Pack != nil {
-		if week, err := p.opts.History.Run(ctx, runs[1].ID); err == nil && reshopOf(week.Pack, last.Items[0].Name, last.StartedAt) {
-			snap = restored(week)
-			snap.mergeReshop(last.ID, last.Pack, itemResults(last))
+	// A re-shop is shown on the review it belongs to (and that one, if it
+	// is a re-shop too, on its own), its item merged in.
+	d, reshops := last, []RunDetail(nil)
+	for len(reshops) < maxReshopChain && d.Pack != nil {
+		parent := ""
+		switch {
+		case d.Kind == string(runstatus.RunReshop):
+			parent = d.ReshopOf
+		case d.Kind == "" && len(reshops) == 0 && len(runs) > 1 && len(d.Items) == 1:
+			// A journal from before runs recorded their kind.
+			if week, err := p.opts.History.Run(ctx, runs[1].ID); err == nil && reshopOf(week.Pack, d.Items[0].Name, d.StartedAt) {
+				parent = week.ID
+			}
 		}
+		if parent == "" {
+			break
+		}
+		pd, err := p.opts.History.Run(ctx, parent)
+		if err != nil {
+			break
+		}
+		reshops, d = append(reshops, d), pd
+	}
+	snap := restored(d)
+	for i := len(reshops) - 1; i >= 0; i-- {
+		snap.mergeReshop(reshops[i].ID, reshops[i].Pack, itemResults(reshops[i]))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -81,6 +98,9 @@ func (p *Panel) Restore(ctx context.Context) error {
 	p.nudgeLocked()
 	return nil
 }
+
+// maxReshopChain bounds how many re-shops of re-shops Restore follows.
+const maxReshopChain = 10
 
 // reshopOf says whether pack has a Wrong product action that put item back
 // to be shopped again before a run that started at start.
@@ -196,12 +216,15 @@ func (p *Panel) reshopLocked(ev runstatus.Event) bool {
 	}
 	r := p.state.Reshop
 	if r == nil || r.RunID != ev.RunID {
-		w := p.pending
-		if w == nil || p.state.Pack == nil || p.state.Pack.RunID != w.runID || (!w.at.IsZero() && !ev.Time.IsZero() && ev.Time.Sub(w.at) > reshopWindow) {
+		pk := p.state.Pack
+		if ev.Kind != runstatus.KindRunStarted || ev.ReshopOf == "" || pk == nil ||
+			(ev.ReshopOf != pk.RunID && !mapHasValue(p.state.ItemRuns, ev.ReshopOf)) {
 			return false
 		}
-		p.pending = nil
-		r = &Reshop{RunID: ev.RunID, Item: w.item}
+		r = &Reshop{RunID: ev.RunID}
+		if w := p.pending; w != nil && w.runID == pk.RunID {
+			r.Item, p.pending = w.item, nil
+		}
 	}
 	c := *r
 	if ev.State != "" {
@@ -238,7 +261,7 @@ func (p *Panel) cartChangedLocked(ev runstatus.Event) {
 	if ev.Action != nil {
 		c.Actions = append(append([]reviewpack.Action(nil), pk.Actions...), *ev.Action)
 		if ev.Action.Kind == reviewpack.ActWrongProduct && ev.Action.Reshop != "" {
-			p.pending = &pendingReshop{runID: pk.RunID, item: ev.Action.Reshop, at: ev.Time}
+			p.pending = &pendingReshop{runID: pk.RunID, item: ev.Action.Reshop}
 		}
 	}
 	if ev.Cart != nil {

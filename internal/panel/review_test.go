@@ -279,3 +279,53 @@ func TestRestoreShowsTheLastRun(t *testing.T) {
 		t.Error("no summary: the page would not show the review")
 	}
 }
+
+// chainHistory: "week"; "again", a Wrong product's re-shop of its milk;
+// "third", a re-shop of that re-shop's milk — each journal saying whose
+// review it belongs to.
+type chainHistory struct{ reshopHistory }
+
+func (h *chainHistory) Runs(context.Context) ([]RunInfo, error) {
+	return []RunInfo{{ID: "third", State: "review_ready", StartedAt: weekStart.Add(time.Hour), Kind: "reshop", ReshopOf: "again"},
+		{ID: "again", State: "review_ready", StartedAt: weekStart.Add(time.Minute), Kind: "reshop", ReshopOf: "week"},
+		{ID: "week", State: "review_ready", StartedAt: weekStart}}, nil
+}
+
+func (h *chainHistory) Run(ctx context.Context, id string) (RunDetail, error) {
+	switch id {
+	case "again":
+		d, err := h.reshopHistory.Run(ctx, id)
+		d.Kind, d.ReshopOf = "reshop", "week"
+		d.Pack.Actions = []reviewpack.Action{{At: weekStart.Add(30 * time.Minute), Kind: reviewpack.ActWrongProduct, ItemID: "1", ItemName: "milk", Reshop: "milk"}}
+		return d, err
+	case "third":
+		milk := reviewpack.Item{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Lactantia 2 L", ProductID: "lactantia", Quantity: 1}
+		return RunDetail{RunInfo: RunInfo{ID: "third", State: "review_ready", StartedAt: weekStart.Add(time.Hour), Kind: "reshop", ReshopOf: "again"}, Items: []RunItem{
+			{ID: "1", Name: "milk", Result: &report.ItemResult{ItemID: "1", ItemName: "milk", Outcome: report.OutcomeAdded, ProductName: "Lactantia 2 L"}},
+		}, Pack: &reviewpack.Pack{RunID: "third", Items: []reviewpack.Item{milk}, Cart: &reviewpack.Cart{Lines: []reviewpack.Line{{Name: "Lactantia 2 L", ProductID: "lactantia", Quantity: 1}}}}}, nil
+	}
+	return h.reshopHistory.Run(ctx, id)
+}
+
+// A re-shop of a re-shop is restored on the week's review (the one the
+// first re-shop belongs to), with the last re-shop's milk: not as a
+// one-item review of the re-shop before it.
+func TestRestoreFollowsReshopsToTheirWeek(t *testing.T) {
+	c := &control{}
+	p, err := New(Options{Start: c.start, Stop: c.stop, History: &chainHistory{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	s := p.snapshotLocked()
+	p.mu.Unlock()
+	if s.RunID != "week" || s.Pack == nil || len(s.Pack.Items) != 2 {
+		t.Fatalf("restored run %q with pack %+v", s.RunID, s.Pack)
+	}
+	if it, _ := s.Pack.Item("1"); it.ProductName != "Lactantia 2 L" || s.ItemRuns["1"] != "third" {
+		t.Errorf("the milk: %+v, its run %q", it, s.ItemRuns["1"])
+	}
+}

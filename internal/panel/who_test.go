@@ -93,12 +93,37 @@ func TestPanelRecordsWhoBehindIngress(t *testing.T) {
 				t.Fatal("no answer")
 			}
 
+			// A safety confirmation, allowed from the page.
+			confirmedBy := make(chan string, 1)
+			go func() {
+				_, by, _ := p.ConfirmBy(ctx, "The page asks to accept the terms.", "click I agree")
+				confirmedBy <- by
+			}()
+			var cid string
+			testwait.Until(t, "the safety check", 60*time.Second, func() bool {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if len(p.questions) == 1 && p.questions[0].Kind == "confirm" {
+					cid = p.questions[0].ID
+				}
+				return cid != ""
+			})
+			if w := post("/api/answer", `{"id":"`+cid+`","answer":"yes"}`); w.Code != http.StatusNoContent {
+				t.Fatalf("confirm: %d %s", w.Code, w.Body)
+			}
+			var confirmBy string
+			select {
+			case confirmBy = <-confirmedBy:
+			case <-time.After(60 * time.Second): // bounds a hang only
+				t.Fatal("no confirmation")
+			}
+
 			c.mu.Lock()
 			startBy := c.starts[0].By
 			c.mu.Unlock()
 			mu.Lock()
 			defer mu.Unlock()
-			for what, got := range map[string]string{"start": startBy, "stop": stopBy, "cart action": cartReq.By, "answer": a.By} {
+			for what, got := range map[string]string{"start": startBy, "stop": stopBy, "cart action": cartReq.By, "answer": a.By, "safety check": confirmBy} {
 				if got != tc.want {
 					t.Errorf("%s by %q, want %q", what, got, tc.want)
 				}

@@ -85,6 +85,10 @@ type Event struct {
 	// Cart and Action: KindCartChanged.
 	Cart   *reviewpack.Cart   `json:"cart,omitempty"`
 	Action *reviewpack.Action `json:"action,omitempty"`
+	// RunKind and ReshopOf say, on KindRunStarted, what the run was asked
+	// to do and, for a re-shop, the run whose review it belongs to.
+	RunKind  RunKind `json:"run_kind,omitempty"`
+	ReshopOf string  `json:"reshop_of,omitempty"`
 }
 
 // Bounded returns the event with every text clipped to the bounds of
@@ -134,6 +138,30 @@ type Request struct {
 	// the product the household rejected (item name → product name and
 	// URL) — never added again.
 	WrongProducts map[string]WrongProduct `json:"-"`
+	// ReshopOf is the run whose review a Wrong product's re-shop belongs
+	// to (its item is shown on that run's review).
+	ReshopOf string `json:"reshop_of,omitempty"`
+}
+
+// RunKind is what a run was asked to do.
+type RunKind string
+
+// Run kinds.
+const (
+	RunWeekly RunKind = "weekly" // the list's open items
+	RunRetry  RunKind = "retry"  // Retry failed: only the items an earlier run tagged #404/#failed
+	RunReshop RunKind = "reshop" // Wrong product: one item again, without the rejected product
+)
+
+// Kind is what the request asks for.
+func (r Request) Kind() RunKind {
+	switch {
+	case len(r.WrongProducts) > 0:
+		return RunReshop
+	case r.RetryFailed:
+		return RunRetry
+	}
+	return RunWeekly
 }
 
 // WrongProduct is a product the household rejected for an item.

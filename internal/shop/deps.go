@@ -190,6 +190,11 @@ type Config struct {
 	// StartedBy is the Home Assistant user who started the run ("" when not
 	// known); the journal keeps it.
 	StartedBy string
+	// Kind is what the run was asked to do ("": weekly); ReshopOf, for a
+	// Wrong product's re-shop, the run whose review it belongs to. The
+	// journal and the run_started event carry both.
+	Kind     runstatus.RunKind
+	ReshopOf string
 	// RunID names the run; empty means a time-based id.
 	RunID  string
 	Logger *slog.Logger

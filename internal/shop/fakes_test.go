@@ -352,6 +352,9 @@ type fakeCall struct {
 	tools map[string]agent.Tool
 	n     int      // attempt number for this query, from 1
 	tab   *fakeTab // the attempt's tab (nil for another Computer)
+	// confirm is the attempt's Confirmer (agent.Config.Confirmer), asked
+	// as agent.Run asks it for a flagged action.
+	confirm agent.Confirmer
 }
 
 // use calls a tool the way agent.Run does and returns the run result when
@@ -501,7 +504,7 @@ func (f *fakeAgent) run(ctx context.Context, cfg agent.Config, goal string, c ag
 		m[t.Name] = t
 	}
 	tab, _ := c.(*fakeTab)
-	return b(ctx, &fakeCall{goal: goal, query: q, tools: m, n: n, tab: tab})
+	return b(ctx, &fakeCall{goal: goal, query: q, tools: m, n: n, tab: tab, confirm: cfg.Confirmer})
 }
 
 func (f *fakeAgent) attemptsFor(q string) int {

@@ -339,6 +339,9 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		item := it.p.item
 		cfg.Observe = func(o agent.Observation) { w.Watch(item.ID, item.Name, o) }
 	}
+	if cfg.Confirmer != nil {
+		cfg.Confirmer = itemConfirmer{inner: cfg.Confirmer, it: it}
+	}
 	res := r.runAgent(ctx, cfg, goal, tab, ts.tools())
 	out.res = res
 	out.end = att.ending()
@@ -520,6 +523,49 @@ func (it *itemRun) interrupted() {
 		for _, id := range ids {
 			if ji := rec.item(id); ji != nil && ji.Status != ItemDone {
 				ji.Status = ItemInterrupted
+			}
+		}
+	})
+}
+
+// confirmerBy is a Confirmer that also says who answered (ask.Asker, the
+// panel, the phone).
+type confirmerBy interface {
+	ConfirmBy(ctx context.Context, explanation, action string) (bool, string, error)
+}
+
+// itemConfirmer asks the run's Confirmer and journals the item's answer:
+// the action, allowed or not, and who answered when known.
+type itemConfirmer struct {
+	inner agent.Confirmer
+	it    *itemRun
+}
+
+func (c itemConfirmer) Confirm(ctx context.Context, explanation, action string) (bool, error) {
+	var yes bool
+	var by string
+	var err error
+	if cb, ok := c.inner.(confirmerBy); ok {
+		yes, by, err = cb.ConfirmBy(ctx, explanation, action)
+	} else {
+		yes, err = c.inner.Confirm(ctx, explanation, action)
+	}
+	if err == nil {
+		c.it.confirmed(Confirmation{Action: report.Clip(action, report.MaxTextRunes), Allowed: yes, By: by, At: c.it.r.now()})
+	}
+	return yes, err
+}
+
+// confirmed journals an answer to one of the item's safety confirmations.
+func (it *itemRun) confirmed(c Confirmation) {
+	if it.r.journal == nil {
+		return
+	}
+	ids := it.ids()
+	it.r.journal.Update(func(rec *JournalRecord) {
+		for _, id := range ids {
+			if ji := rec.item(id); ji != nil {
+				ji.Confirmations = append(ji.Confirmations, c)
 			}
 		}
 	})

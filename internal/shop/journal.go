@@ -68,10 +68,21 @@ type JournalItem struct {
 	// AnsweredBy is who answered the item's questions (a Home Assistant
 	// user's name, when known), in order.
 	AnsweredBy []string `json:"answered_by,omitempty"`
+	// Confirmations are the item's safety confirmations: the flagged
+	// action, whether it was allowed and who answered, in order.
+	Confirmations []Confirmation `json:"confirmations,omitempty"`
 	// ListUpdated is true once the list says what Result says (or the item
 	// needs no update, or was deleted). A done item without it is updated
 	// again by the next run (the run was killed between the two).
 	ListUpdated bool `json:"list_updated,omitempty"`
+}
+
+// Confirmation is one answer to a safety confirmation of an item's agent.
+type Confirmation struct {
+	Action  string    `json:"action"`
+	Allowed bool      `json:"allowed"`
+	By      string    `json:"by,omitempty"` // a Home Assistant user's name, when known
+	At      time.Time `json:"at"`
 }
 
 // JournalRecord is the content of one journal file.
@@ -83,20 +94,25 @@ type JournalRecord struct {
 	Source string `json:"source,omitempty"`
 	// StartedBy and StoppedBy are the Home Assistant users who started and
 	// stopped the run, when known (the panel behind ingress).
-	StartedBy   string          `json:"started_by,omitempty"`
-	StoppedBy   string          `json:"stopped_by,omitempty"`
-	Store       string          `json:"store"`
-	Model       string          `json:"model"`
-	Concurrency int             `json:"concurrency"`
-	StartedAt   time.Time       `json:"started_at"`
-	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
-	State       runstatus.State `json:"state"`
-	Error       string          `json:"error,omitempty"`
-	Items       []JournalItem   `json:"items"`
-	Usage       report.Usage    `json:"usage"`
-	Logins      int             `json:"logins"`
-	Relaunches  int             `json:"browser_relaunches"`
-	Review      *Review         `json:"review,omitempty"`
+	StartedBy string `json:"started_by,omitempty"`
+	StoppedBy string `json:"stopped_by,omitempty"`
+	// Kind is what the run was asked to do (weekly, retry, reshop; empty in
+	// journals written before it was recorded); ReshopOf, for a re-shop,
+	// the run whose review it belongs to.
+	Kind        runstatus.RunKind `json:"kind,omitempty"`
+	ReshopOf    string            `json:"reshop_of,omitempty"`
+	Store       string            `json:"store"`
+	Model       string            `json:"model"`
+	Concurrency int               `json:"concurrency"`
+	StartedAt   time.Time         `json:"started_at"`
+	FinishedAt  *time.Time        `json:"finished_at,omitempty"`
+	State       runstatus.State   `json:"state"`
+	Error       string            `json:"error,omitempty"`
+	Items       []JournalItem     `json:"items"`
+	Usage       report.Usage      `json:"usage"`
+	Logins      int               `json:"logins"`
+	Relaunches  int               `json:"browser_relaunches"`
+	Review      *Review           `json:"review,omitempty"`
 	// Pack is the review pack, with the household's actions on the cart
 	// after the run (appended by app's cart actions).
 	Pack *reviewpack.Pack `json:"pack,omitempty"`

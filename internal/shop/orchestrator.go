@@ -220,7 +220,8 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	r.mu.Unlock()
 
 	rec := JournalRecord{
-		RunID: r.id, PID: os.Getpid(), Source: r.cfg.Source, StartedBy: r.cfg.StartedBy, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
+		RunID: r.id, PID: os.Getpid(), Source: r.cfg.Source, StartedBy: r.cfg.StartedBy,
+		Kind: r.kind(), ReshopOf: r.cfg.ReshopOf, Store: r.cfg.Store.Name, Model: r.agentCfg.Model,
 		Concurrency: r.cfg.Concurrency, StartedAt: r.started, State: runstatus.StateInitializing,
 		Items: []JournalItem{},
 	}
@@ -250,7 +251,11 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	r.pruneTraces()
 	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop)-len(pl.unnamed), "skipped_unnamed", len(pl.unnamed),
 		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
-	r.publish(runstatus.KindRunStarted, nil, "")
+	r.mu.Lock()
+	started := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunStarted, RunID: r.id, State: r.state, Progress: r.progress,
+		RunKind: r.kind(), ReshopOf: r.cfg.ReshopOf}
+	r.mu.Unlock()
+	r.emit(started)
 	r.skipUnnamed(pl.unnamed)
 
 	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
@@ -1023,6 +1028,14 @@ func (r *run) setState(s runstatus.State, msg string) {
 }
 
 // publish sends an event about item (nil for run-level events).
+// kind is what the run was asked to do.
+func (r *run) kind() runstatus.RunKind {
+	if r.cfg.Kind == "" {
+		return runstatus.RunWeekly
+	}
+	return r.cfg.Kind
+}
+
 func (r *run) publish(kind runstatus.Kind, item *report.ItemResult, msg string) {
 	r.mu.Lock()
 	ev := runstatus.Event{Time: r.now(), Kind: kind, RunID: r.id, State: r.state, Progress: r.progress, Item: item, Message: msg}

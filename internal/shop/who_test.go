@@ -97,3 +97,77 @@ func runInBackground(ctx context.Context, cfg Config) <-chan runOutcome {
 	}()
 	return done
 }
+
+// whoConfirms answers every safety confirmation with allowed, naming by
+// (ask.Asker's ConfirmBy: the panel's or the phone's user).
+type whoConfirms struct{ by string }
+
+func (w whoConfirms) Confirm(ctx context.Context, e, a string) (bool, error) {
+	yes, _, err := w.ConfirmBy(ctx, e, a)
+	return yes, err
+}
+
+func (w whoConfirms) ConfirmBy(context.Context, string, string) (bool, string, error) {
+	return true, w.by, nil
+}
+
+// The journal says what a run was asked to do (weekly, Retry failed, a
+// Wrong product's re-shop and whose review it belongs to), its started
+// event says the same, and an item's safety confirmation is journaled
+// with who allowed it.
+func TestJournalRecordsTheRunsKindAndWhoConfirmed(t *testing.T) {
+	confirmThenAdd := func(ctx context.Context, c *fakeCall) agent.Result {
+		if ok, err := c.confirm.Confirm(ctx, "a cookie banner", "click “Accept”"); !ok || err != nil {
+			return agent.Result{Reason: agent.ReasonSafetyDenied, Err: err}
+		}
+		return added("Natrel 2% 2 L", "$5.49")(ctx, c)
+	}
+	for _, tc := range []struct {
+		name     string
+		kind     runstatus.RunKind
+		reshopOf string
+		want     runstatus.RunKind
+	}{
+		{"weekly by default", "", "", runstatus.RunWeekly},
+		{"retry", runstatus.RunRetry, "", runstatus.RunRetry},
+		{"reshop", runstatus.RunReshop, "week-1", runstatus.RunReshop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newFakeProvider("milk")
+			a := newFakeAgent(map[string]behaviour{"milk": confirmThenAdd})
+			cfg := baseConfig(t, p, &fakeHost{authed: true}, a)
+			cfg.Kind, cfg.ReshopOf = tc.kind, tc.reshopOf
+			cfg.Agent.Confirmer = whoConfirms{by: "Alice"}
+			bus := &runstatus.Bus{}
+			sub := bus.Subscribe(1024)
+			cfg.Bus = bus
+			res, err := Run(context.Background(), cfg)
+			sub.Close() // what the run published stays to be read
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := ReadJournal(res.JournalPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Kind != tc.want || rec.ReshopOf != tc.reshopOf {
+				t.Errorf("journal kind %q of %q, want %q of %q", rec.Kind, rec.ReshopOf, tc.want, tc.reshopOf)
+			}
+			if len(rec.Items) != 1 || len(rec.Items[0].Confirmations) != 1 {
+				t.Fatalf("journal items %+v, want milk with one confirmation", rec.Items)
+			}
+			if c := rec.Items[0].Confirmations[0]; !c.Allowed || c.By != "Alice" || c.Action != "click “Accept”" {
+				t.Errorf("the confirmation: %+v", c)
+			}
+			for ev := range sub.C {
+				if ev.Kind == runstatus.KindRunStarted {
+					if ev.RunKind != tc.want || ev.ReshopOf != tc.reshopOf {
+						t.Errorf("run_started says %q of %q", ev.RunKind, ev.ReshopOf)
+					}
+					return
+				}
+			}
+			t.Error("no run_started event")
+		})
+	}
+}

@@ -156,9 +156,19 @@ function describe(c) {
     case 'take_screenshot': return t('act_look');
     case 'report_item_added': return t('act_added', { product: a.item_name || '' });
     case 'report_item_not_found': return t('act_not_found');
-    case 'present_options': return t('act_ask');
+    case 'present_options': return c.answer ? `${t('act_asked')} ${answerWords(c)}` : t('act_ask');
     case 'report_cart_changed': return t('act_cart_changed');
     default: return t('act_other');
+  }
+}
+
+// answerWords say the household's answer to a question in a past run's trace.
+function answerWords(c) {
+  switch (c.answer) {
+    case 'product': return t('trace_answer_product', { product: c.answer_text });
+    case 'custom': return t('trace_answer_custom', { text: c.answer_text });
+    case 'skip': return t('trace_answer_skip');
+    default: return t('trace_answer_nothing');
   }
 }
 
@@ -763,7 +773,7 @@ function countsText(r) {
 
 // kindWords say a run that was not the weekly list's: a Wrong product's
 // re-shop.
-const kindWords = { reshop: 'kind_reshop' };
+const kindWords = { reshop: 'kind_reshop', retry: 'kind_retry' };
 
 // pastState is a past run's state, neutral: "Done", not "review the cart".
 const pastState = (r) => (r.state === 'review_ready' ? chip(t('past_done'), '', 'check') : chip(t(`state_${r.state}`), stateKinds[r.state]));
@@ -820,6 +830,10 @@ async function loadRun(id) {
       el('div', { className: 'detail', textContent: [outcomeWord(r.outcome || 'in_progress'), r.product_name, fmtPrice(r.price), explain(r)].filter(Boolean).join(' · ') }));
     li.dataset.item = it.name;
     if ((it.answered_by || []).length) li.append(el('div', { className: 'detail who', textContent: t('answered_by', { who: it.answered_by.join(', ') }) }));
+    for (const c of it.confirmations || []) {
+      const [anon, named] = c.allowed ? ['safety_allowed', 'safety_allowed_by'] : ['safety_denied', 'safety_denied_by'];
+      li.append(el('div', { className: 'detail who', textContent: t(c.by ? named : anon, { who: c.by || '', action: c.action }) }));
+    }
     const more = [];
     it.attempts.forEach((a, i) => {
       const line = el('div', { className: 'detail', textContent: `${t('searched_for', { query: a.query })} · ${fmtSeconds(a.duration_ms)} ` });
