@@ -13,7 +13,8 @@ import (
 // store. Its guard pauses every request of the tab and lets only GET and
 // HEAD through — a form's POST, a script's fetch or XHR with another
 // method, a beacon (always a POST) are failed before they leave the
-// browser, whatever the page's scripts try. The store policy (the proxy and
+// browser, whatever the page's scripts try (a form posted as a navigation
+// is answered "204 No Content" by the guard: the page stays as it was). The store policy (the proxy and
 // the guard's document checks) applies as for every tab, so a GET of a
 // checkout or order page is refused as well; workers and sockets are
 // refused as in every tab (diet.go).
@@ -65,7 +66,14 @@ func (h *Host) refuseWrite(sess playwright.CDPSession, st *pageState, id string,
 		return false
 	}
 	raw, _ := r["url"].(string)
-	_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": abortFrame})
+	if typ, _ := ev["resourceType"].(string); typ == "Document" {
+		// A form posted as a navigation: answered "204 No Content" by the
+		// guard, so the page stays (a failed navigation would commit an
+		// error page over what the reader reads).
+		refuseFrame(sess, id)
+	} else {
+		_, _ = sess.Send("Fetch.failRequest", map[string]any{"requestId": id, "errorReason": abortFrame})
+	}
 	st.notice(fmt.Sprintf("A %s to %s was refused: this tab only reads.", method, redactURL(raw)))
 	h.log.Warn("reader: a request that could change something was refused", "method", method, "url", redactURL(raw))
 	return true

@@ -125,6 +125,13 @@ func TestAReaderSendsNothingButReads(t *testing.T) {
 			t.Fatal("NewReader's tab does not say it is a reader")
 		}
 		res := run(t, tab)
+		// The page's own form posted as a navigation: wait for the guard to
+		// refuse it before the next navigation (which it would abort).
+		var notices []string
+		waitFor(t, "the form's post to be refused", patience, func() bool {
+			notices = append(notices, tab.TakeNotices()...)
+			return strings.Contains(strings.Join(notices, "\n"), "/api/slots/reserve was refused")
+		})
 		for k, v := range res {
 			switch {
 			case k == "done", k == "beacon": // a beacon is queued by the page; the store must not see it

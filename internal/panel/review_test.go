@@ -20,13 +20,15 @@ import (
 
 // weekHistory is a household's journals: this week's run "w2" (its items
 // listed at its start), last week's "w1" with a replayed item and a
-// changed cart line, and "w1b", a Wrong product's re-shop of w1's milk.
+// changed cart line, "w1b", a Wrong product's re-shop of w1's milk, and
+// "w1r", a Retry of its failed items.
 type weekHistory struct{ fakeHistory }
 
 var weekStart = time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 
 func (h *weekHistory) Runs(context.Context) ([]RunInfo, error) {
 	return []RunInfo{
+		{ID: "w1r", State: "review_ready", StartedAt: weekStart.Add(-7*24*time.Hour + 2*time.Hour), Items: 1, Added: 1, TotalCents: 1348, Kind: "retry"},
 		{ID: "w1b", State: "review_ready", StartedAt: weekStart.Add(-7*24*time.Hour + time.Hour), Items: 1, Added: 1, TotalCents: 1348, Kind: "reshop"},
 		{ID: "w1", State: "review_ready", StartedAt: weekStart.Add(-7 * 24 * time.Hour), Items: 2, Added: 2, TotalCents: 1199},
 	}, nil
@@ -41,7 +43,7 @@ func (h *weekHistory) Run(_ context.Context, id string) (RunDetail, error) {
 	case "w1":
 		rs := []RunInfo{}
 		runs, _ := h.Runs(context.Background())
-		rs = append(rs, runs[1])
+		rs = append(rs, runs[2])
 		return RunDetail{RunInfo: rs[0], Changes: []string{"Natrel 2 L: 0 → 1 ($4.99 each)"}, Warnings: []string{},
 			ChangeLines: []CartChange{{Name: "Natrel 2 L", Before: 0, After: 1, Price: money.Parse("$4.99")}},
 			Items: []RunItem{
@@ -171,9 +173,9 @@ func TestAHouseholdsWeekOnAFrenchPhone(t *testing.T) {
 
 	// History: neutral, totals, kinds, plurals, no "null", French lines.
 	click("#tab-history")
-	until("the past runs", func() bool { return count(`#runs li[data-run]`) == 2 })
+	until("the past runs", func() bool { return count(`#runs li[data-run]`) == 3 })
 	runs := text("#runs")
-	for _, want := range []string{say("past_done"), say("kind_reshop"), "1 article", "2 articles", "13,48\u00a0$", "11,99\u00a0$"} {
+	for _, want := range []string{say("past_done"), say("kind_reshop"), say("kind_retry"), "1 article", "2 articles", "13,48\u00a0$", "11,99\u00a0$"} {
 		if !strings.Contains(runs, want) {
 			t.Errorf("History does not say %q: %q", want, runs)
 		}
