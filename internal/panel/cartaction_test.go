@@ -184,6 +184,10 @@ func TestAReshopStaysOnItsReview(t *testing.T) {
 			p.apply(runstatus.Event{Time: at.Add(-time.Hour), Kind: runstatus.KindRunStarted, RunID: "week", State: runstatus.StateShopping})
 			p.apply(runstatus.Event{Time: at.Add(-time.Minute), Kind: runstatus.KindRunFinished, RunID: "week", State: runstatus.StateReviewReady, Pack: pack})
 			p.apply(wrong)
+			// A run's first event is its state (initializing), then run_started.
+			first := tc.started
+			first.Kind, first.State = runstatus.KindStateChanged, runstatus.StateInitializing
+			p.apply(first)
 			p.apply(tc.started)
 			p.mu.Lock()
 			s := p.snapshotLocked()

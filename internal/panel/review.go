@@ -217,7 +217,7 @@ func (p *Panel) reshopLocked(ev runstatus.Event) bool {
 	r := p.state.Reshop
 	if r == nil || r.RunID != ev.RunID {
 		pk := p.state.Pack
-		if ev.Kind != runstatus.KindRunStarted || ev.ReshopOf == "" || pk == nil ||
+		if ev.ReshopOf == "" || pk == nil ||
 			(ev.ReshopOf != pk.RunID && !mapHasValue(p.state.ItemRuns, ev.ReshopOf)) {
 			return false
 		}

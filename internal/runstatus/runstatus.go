@@ -85,8 +85,8 @@ type Event struct {
 	// Cart and Action: KindCartChanged.
 	Cart   *reviewpack.Cart   `json:"cart,omitempty"`
 	Action *reviewpack.Action `json:"action,omitempty"`
-	// RunKind and ReshopOf say, on KindRunStarted, what the run was asked
-	// to do and, for a re-shop, the run whose review it belongs to.
+	// RunKind and ReshopOf say, on every event of a run, what the run was
+	// asked to do and, for a re-shop, the run whose review it belongs to.
 	RunKind  RunKind `json:"run_kind,omitempty"`
 	ReshopOf string  `json:"reshop_of,omitempty"`
 }

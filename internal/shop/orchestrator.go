@@ -251,11 +251,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	r.pruneTraces()
 	r.log.Info("run started", "items", len(pl.shop), "duplicates", pl.total()-len(pl.shop)-len(pl.unnamed), "skipped_unnamed", len(pl.unnamed),
 		"skipped_tagged", pl.skippedTagged, "concurrency", r.cfg.Concurrency, "store", r.cfg.Store.Name)
-	r.mu.Lock()
-	started := runstatus.Event{Time: r.now(), Kind: runstatus.KindRunStarted, RunID: r.id, State: r.state, Progress: r.progress,
-		RunKind: r.kind(), ReshopOf: r.cfg.ReshopOf}
-	r.mu.Unlock()
-	r.emit(started)
+	r.publish(runstatus.KindRunStarted, nil, "")
 	r.skipUnnamed(pl.unnamed)
 
 	res := Result{SkippedTagged: pl.skippedTagged, JournalPath: r.journal.Path()}
@@ -1043,7 +1039,10 @@ func (r *run) publish(kind runstatus.Kind, item *report.ItemResult, msg string) 
 	r.emit(ev)
 }
 
+// emit publishes ev, saying what the run was asked to do (every event: a
+// subscriber may see the run first by another than run_started).
 func (r *run) emit(ev runstatus.Event) {
+	ev.RunKind, ev.ReshopOf = r.kind(), r.cfg.ReshopOf
 	if r.cfg.Bus != nil {
 		r.cfg.Bus.Publish(ev)
 	}
