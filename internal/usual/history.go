@@ -109,10 +109,11 @@ func productIDFromURL(raw string) string {
 }
 
 // itemFromProduct is the list name of a store product: its name without
-// the size after the last comma ("2% Partly Skimmed Milk, 4 L").
+// the size after the first comma ("2% Partly Skimmed Milk, 4 L"; "Bananas,
+// bunch of 6, approx. 1.2 kg").
 func itemFromProduct(name string) string {
 	name = strings.Join(strings.Fields(name), " ")
-	if i := strings.LastIndex(name, ", "); i > 0 {
+	if i := strings.Index(name, ", "); i > 0 {
 		return name[:i]
 	}
 	return name
