@@ -175,7 +175,7 @@ func printUsual(s stdio, p usual.Proposal, lang messages.Catalog) {
 		fmt.Fprintf(s.out, "  %s %s (%s) — %s\n", mark, it.Name, it.Source, it.Reason)
 	}
 	for _, o := range p.OnList {
-		fmt.Fprintf(s.out, "  left out: %s — %s\n", o.Name, o.Reason)
+		fmt.Fprintf(s.out, "  left out: %s — %s\n", o.Item, lang.Say(o.Text, o.Message))
 	}
 }
 

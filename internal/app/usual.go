@@ -11,6 +11,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/products"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/usual"
@@ -135,4 +136,27 @@ func AddToList(ctx context.Context, list shoppinglist.Provider, names []string) 
 		return fmt.Errorf("%w (%T)", ErrCannotAdd, list)
 	}
 	return a.Add(ctx, names...)
+}
+
+// pruning is the review pack's pruning of a run: its items bought less
+// than 70 % of their restock cycle ago by the other runs (journals, product
+// memory). Warned about, never dropped.
+func (r *Runner) pruning(runID string, items []shoppinglist.Item) []reviewpack.Pruned {
+	if r.cfg.DataDir == "" {
+		return nil
+	}
+	var recs []shop.JournalRecord
+	for _, rec := range readJournals(shop.JournalDir(r.cfg.DataDir)) {
+		if rec.RunID != runID {
+			recs = append(recs, rec)
+		}
+	}
+	h := usual.History{Purchases: usual.FromJournals(recs)}
+	var mem []products.Entry
+	if m := r.memory(); m.m != nil {
+		mem, _ = m.m.List()
+	}
+	// The memory's last purchase may be this run's own: it only names the
+	// products here, never dates a purchase.
+	return usual.Warnings(h, items, mem, r.now())
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/products"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
@@ -48,11 +49,7 @@ type Item struct {
 
 // Pruned is an item left out of the proposal, or warned about on the list,
 // and why: the review pack's pruning section.
-type Pruned struct {
-	Name   string `json:"name"`
-	Why    string `json:"why"` // "on_list" or "probably_at_home"
-	Reason string `json:"reason"`
-}
+type Pruned = reviewpack.Pruned
 
 // Proposal is "the usual".
 type Proposal struct {
@@ -149,7 +146,8 @@ func Propose(h History, list []shoppinglist.Item, o Options) Proposal {
 		g := all[k]
 		it := g.item(o)
 		if on, ok := onList(g, open, o.Memory); ok {
-			p.OnList = append(p.OnList, Pruned{Name: it.Name, Why: "on_list", Reason: o.Lang.T("usual.on_list", "item", on.Name)})
+			t := messages.Say("usual.on_list", "item", on.Name)
+			p.OnList = append(p.OnList, Pruned{Item: it.Name, Why: reviewpack.PrunedOnList, Message: t.English(), Text: t})
 			continue
 		}
 		p.Items = append(p.Items, it)
@@ -241,7 +239,7 @@ func matches(g *group, li shoppinglist.Item, mem []products.Entry) bool {
 // Warnings are the list's open items bought less than AtHomeShare of their
 // cycle ago: warned about in the review pack ("bought 2 days ago, usually
 // every 10 days"), never dropped.
-func Warnings(h History, list []shoppinglist.Item, mem []products.Entry, now time.Time, lang messages.Catalog) []Pruned {
+func Warnings(h History, list []shoppinglist.Item, mem []products.Entry, now time.Time) []Pruned {
 	var out []Pruned
 	gs := groups(h.Purchases)
 	keys := make([]string, 0, len(gs))
@@ -257,8 +255,8 @@ func Warnings(h History, list []shoppinglist.Item, mem []products.Entry, now tim
 			}
 			c := CycleOf(g.ps, g.name, g.product)
 			if c.AtHome(now) {
-				out = append(out, Pruned{Name: li.Name, Why: "probably_at_home",
-					Reason: lang.T("usual.recent_warning", "ago", c.DaysSince(now), "days", c.Days)})
+				t := messages.Say("usual.recent_warning", "ago", c.DaysSince(now), "days", c.Days)
+				out = append(out, Pruned{ItemID: li.ID, Item: li.Name, Why: reviewpack.PrunedAtHome, Message: t.English(), Text: t})
 			}
 			break
 		}

@@ -127,8 +127,9 @@ func TestProposeSaysWhy(t *testing.T) {
 // is warned about, never dropped; one due is not.
 func TestWarnings(t *testing.T) {
 	list := []shoppinglist.Item{{Name: "milk", Status: shoppinglist.StatusNeedsAction}, {Name: "bread", Status: shoppinglist.StatusNeedsAction}}
-	w := Warnings(demoHistory(), list, nil, now, messages.For("en"))
-	if len(w) != 1 || w[0].Name != "milk" || w[0].Reason != "bought 3 days ago, usually every 7 days" {
+	w := Warnings(demoHistory(), list, nil, now)
+	if len(w) != 1 || w[0].Item != "milk" || w[0].Message != "bought 3 days ago, usually every 7 days" ||
+		messages.For("fr").Say(w[0].Text, "") != "acheté il y a 3 jours, d'habitude tous les 7 jours" {
 		t.Fatalf("warnings = %+v", w)
 	}
 }
