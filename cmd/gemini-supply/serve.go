@@ -193,6 +193,10 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) },
 			func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error) {
 				return app.CartActions(runner, srv.Start)(ctx, req)
+			},
+			&usualHooks{
+				propose: func(ctx context.Context) (panel.UsualProposal, error) { return runner.PanelUsual(ctx) },
+				add:     func(ctx context.Context, names []string) error { return runner.AddUsual(ctx, names) },
 			})
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/products"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
@@ -159,4 +160,44 @@ func (r *Runner) pruning(runID string, items []shoppinglist.Item) []reviewpack.P
 	// The memory's last purchase may be this run's own: it only names the
 	// products here, never dates a purchase.
 	return usual.Warnings(h, items, mem, r.now())
+}
+
+// usualList is the list "the usual" adds to: the Home Assistant to-do
+// list of serve, else the YAML file.
+func (r *Runner) usualList() (shoppinglist.Provider, error) {
+	if r.deps.Provider != nil {
+		return r.deps.Provider, nil
+	}
+	return OpenList(r.cfg.ShoppingList, r.cfg.Language, r.base)
+}
+
+// PanelUsual is the panel's "Start from the usual": the proposal for the
+// list, combined from the newest orders with the favourites, the store's
+// pages read too (what could not be read is left out).
+func (r *Runner) PanelUsual(ctx context.Context) (panel.UsualProposal, error) {
+	list, err := r.usualList()
+	if err != nil {
+		return panel.UsualProposal{}, err
+	}
+	p, err := r.Usual(ctx, list, UsualOptions{From: usual.Combined, Favourites: true, Store: true})
+	if err != nil {
+		return panel.UsualProposal{}, err
+	}
+	if len(p.NotRead) > 0 {
+		r.log.Info("the usual: some of the store's pages were not read", "not_read", p.NotRead)
+	}
+	out := panel.UsualProposal{Items: make([]panel.UsualItem, 0, len(p.Items))}
+	for _, it := range p.Items {
+		out.Items = append(out.Items, panel.UsualItem{Name: it.Name, Source: it.Source, Reason: it.Reason, ProbablyAtHome: it.ProbablyAtHome})
+	}
+	return out, nil
+}
+
+// AddUsual puts the items the household confirmed on the list.
+func (r *Runner) AddUsual(ctx context.Context, names []string) error {
+	list, err := r.usualList()
+	if err != nil {
+		return err
+	}
+	return AddToList(ctx, list, names)
 }
