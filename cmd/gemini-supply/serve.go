@@ -229,6 +229,12 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	} else if review != nil {
 		opts.Subscribers = append(opts.Subscribers, review)
 	}
+	// gemini_supply_usual: "the usual" proposed on the phones, opening the panel.
+	if usualTrigger, err := app.UsualOnPhones(cfg, ha, logger, func(ctx context.Context) (int, int, error) { return runner.UsualCounts(ctx) }); err != nil {
+		return err
+	} else if usualTrigger != nil {
+		opts.Sources = append(opts.Sources, usualTrigger)
+	}
 
 	runner, err = app.NewRunner(cfg, deps)
 	if err != nil {

@@ -201,3 +201,18 @@ func (r *Runner) AddUsual(ctx context.Context, names []string) error {
 	}
 	return AddToList(ctx, list, names)
 }
+
+// UsualCounts counts the panel's proposal: its items and those probably
+// still at home (the phone push of gemini_supply_usual).
+func (r *Runner) UsualCounts(ctx context.Context) (items, atHome int, err error) {
+	p, err := r.PanelUsual(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, it := range p.Items {
+		if it.ProbablyAtHome {
+			atHome++
+		}
+	}
+	return len(p.Items), atHome, nil
+}
