@@ -174,15 +174,24 @@ func parseShopFlags(args []string, stderr io.Writer) (shopOptions, error) {
 	if err := cfg.ValidateFor(need); err != nil {
 		return o, configFailure("shop", stderr, err)
 	}
-	if flagSet(fs, "todo-entity") {
-		// Shop the Home Assistant list, even when a YAML list is configured.
-		if !app.HomeAssistantConfigured(cfg) {
-			return o, configFailure("shop", stderr, errors.New("--todo-entity needs Home Assistant: set home_assistant_url and home_assistant_token"))
-		}
-		cfg.ShoppingList = ""
+	if err := useTodoEntity(fs, &cfg, "shop", stderr); err != nil {
+		return o, err
 	}
 	o.cfg = cfg
 	return o, nil
+}
+
+// useTodoEntity: with --todo-entity the command works on the Home
+// Assistant list, even when a YAML list is configured.
+func useTodoEntity(fs *flag.FlagSet, cfg *config.Config, cmd string, stderr io.Writer) error {
+	if !flagSet(fs, "todo-entity") {
+		return nil
+	}
+	if !app.HomeAssistantConfigured(*cfg) {
+		return configFailure(cmd, stderr, errors.New("--todo-entity needs Home Assistant: set home_assistant_url and home_assistant_token"))
+	}
+	cfg.ShoppingList = ""
+	return nil
 }
 
 // flagSet reports whether the flag name was given on the command line.

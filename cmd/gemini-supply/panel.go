@@ -19,10 +19,20 @@ import (
 func newPanel(cfg config.Config, logger *slog.Logger, ingress bool,
 	start func(context.Context, runstatus.Request) error, stop func(context.Context, string) error,
 	preview func(context.Context, bool) (shoppinglist.Plan, error),
-	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error)) (*panel.Panel, error) {
-	return panel.New(panel.Options{
+	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error), usual *usualHooks) (*panel.Panel, error) {
+	opts := panel.Options{
 		Ingress: ingress, Logger: logger, Start: start, Stop: stop, Preview: preview,
 		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger), CartAction: cartAction,
 		Messages: messages.For(cfg.Language),
-	})
+	}
+	if usual != nil {
+		opts.Usual, opts.AddUsual = usual.propose, usual.add
+	}
+	return panel.New(opts)
+}
+
+// usualHooks are the panel's "Start from the usual" (nil: none).
+type usualHooks struct {
+	propose func(context.Context) (panel.UsualProposal, error)
+	add     func(context.Context, []string) error
 }

@@ -194,6 +194,10 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) },
 			func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error) {
 				return app.CartActions(runner, srv.Start)(ctx, req)
+			},
+			&usualHooks{
+				propose: func(ctx context.Context) (panel.UsualProposal, error) { return runner.PanelUsual(ctx) },
+				add:     func(ctx context.Context, names []string) error { return runner.AddUsual(ctx, names) },
 			})
 		if err != nil {
 			return err
@@ -225,6 +229,12 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 		return err
 	} else if review != nil {
 		opts.Subscribers = append(opts.Subscribers, review)
+	}
+	// gemini_supply_usual: "the usual" proposed on the phones, opening the panel.
+	if usualTrigger, err := app.UsualOnPhones(cfg, ha, logger, func(ctx context.Context) (int, int, error) { return runner.UsualCounts(ctx) }); err != nil {
+		return err
+	} else if usualTrigger != nil {
+		opts.Sources = append(opts.Sources, usualTrigger)
 	}
 
 	runner, err = app.NewRunner(cfg, deps)

@@ -33,10 +33,16 @@ func runLong(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	// Bounds a hang only: `demo` shops its list twice, and under a load
 	// average of 40 the first run alone took 4 minutes (make test, #27).
+	return runWithInput(t, "", args...)
+}
+
+// runWithInput runs a long command with in as its standard input.
+func runWithInput(t *testing.T, in string, args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := run(ctx, args, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	code := run(ctx, args, stdio{in: strings.NewReader(in), out: &out, err: &errb})
 	return code, out.String(), errb.String()
 }
 

@@ -248,6 +248,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 		Replay:               ReplayMode(r.cfg.Replay, env.profile),
 		ReplayMaxPriceChange: r.cfg.ReplayMaxPriceChange,
 		PriceChangePercent:   r.cfg.ReviewPriceChange,
+		Pruning:              r.pruning,
 		Cart:                 cart,
 		Notifiers:            r.deps.Notifiers,
 		Bus:                  r.deps.Bus,
@@ -524,24 +525,29 @@ func (r *Runner) modelQuota(inFlight int) *agent.Quota {
 // launcher starts the browser for one run.
 func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, error) {
 	return func(ctx context.Context) (shop.Host, error) {
-		h, err := browser.Launch(ctx, browser.Options{
-			ExecutablePath: r.cfg.BrowserExecutable,
-			ProfileDir:     env.profileDir,
-			RemoteURL:      r.cfg.BrowserRemoteURL,
-			Headless:       r.cfg.BrowserHeadless || env.demo != nil,
-			Width:          r.cfg.ViewportWidth,
-			Height:         r.cfg.ViewportHeight,
-			ExtraArgs:      env.extraArgs,
-			UpstreamRoots:  env.upstreamRoots,
-			Store:          env.profile,
-			Username:       env.username,
-			Password:       env.password,
-			Logger:         r.base,
-		})
+		h, err := browser.Launch(ctx, r.browserOptions(env))
 		if err != nil {
 			return nil, err
 		}
 		return shop.BrowserHost(h), nil
+	}
+}
+
+// browserOptions are the browser of a run (and of "the usual"'s reader).
+func (r *Runner) browserOptions(env *environment) browser.Options {
+	return browser.Options{
+		ExecutablePath: r.cfg.BrowserExecutable,
+		ProfileDir:     env.profileDir,
+		RemoteURL:      r.cfg.BrowserRemoteURL,
+		Headless:       r.cfg.BrowserHeadless || env.demo != nil,
+		Width:          r.cfg.ViewportWidth,
+		Height:         r.cfg.ViewportHeight,
+		ExtraArgs:      env.extraArgs,
+		UpstreamRoots:  env.upstreamRoots,
+		Store:          env.profile,
+		Username:       env.username,
+		Password:       env.password,
+		Logger:         r.base,
 	}
 }
 

@@ -125,3 +125,21 @@ func WireQuestions(cfg config.Config, c *homeassistant.Client, deps *Deps, logge
 	logger.Info("questions and safety checks are asked on", "channels", asker.Channels())
 	return nil
 }
+
+// AddOnPanelPath is where Home Assistant shows the add-on's panel (its
+// ingress page; config.yaml's slug).
+const AddOnPanelPath = "/hassio/ingress/gemini_supply"
+
+// UsualOnPhones answers gemini_supply_usual with a push to the phones of
+// ha_notify that opens the panel (nil without Home Assistant or phones).
+func UsualOnPhones(cfg config.Config, c *homeassistant.Client, logger *slog.Logger,
+	propose func(context.Context) (items, atHome int, err error)) (*homeassistant.UsualTrigger, error) {
+	if c == nil || len(cfg.HANotify) == 0 {
+		return nil, nil
+	}
+	phone, err := homeassistant.NewPhone(c, phoneOptions(cfg, logger))
+	if err != nil {
+		return nil, fmt.Errorf("ha_notify: %w", err)
+	}
+	return homeassistant.NewUsualTrigger(c, phone, AddOnPanelPath, propose), nil
+}

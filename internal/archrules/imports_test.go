@@ -52,6 +52,7 @@ func TestImportRules(t *testing.T) {
 		{"products", []string{"preferences"}},
 		{"demostore", nil},
 		{"eval", []string{"app", "shop", "store", "demostore"}},
+		{"usual", []string{"browser", "store", "shop", "products"}},
 		{"config", nil},
 		{"money", nil},
 		{"report", nil},

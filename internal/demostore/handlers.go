@@ -195,6 +195,7 @@ func (s *Server) storePage(w http.ResponseWriter, r *http.Request) {
 		}
 		status = http.StatusNotFound
 		notFound(p)
+	case s.accountContent(p, path, logged):
 	default:
 		status = http.StatusNotFound
 		notFound(p)

@@ -28,7 +28,7 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 	}
 	js, html := read("static/app.js"), read("static/index.html")
 	var goSrc strings.Builder
-	for _, name := range []string{"panel.go", "ask.go", "live.go", "history.go"} {
+	for _, name := range []string{"panel.go", "ask.go", "live.go", "history.go", "usual.go"} {
 		goSrc.WriteString(read(name))
 	}
 	have := messages.For("en").Area("panel")

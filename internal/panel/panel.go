@@ -69,6 +69,11 @@ type Options struct {
 	// CartAction carries out one of the review pack's actions on the
 	// cart (app.CartActions); nil: the pack has no actions.
 	CartAction func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error)
+	// Usual proposes "the usual" and AddUsual puts the items the household
+	// ticked on the list before the run starts (usual.go); nil: no "Start
+	// from the usual".
+	Usual    func(ctx context.Context) (UsualProposal, error)
+	AddUsual func(ctx context.Context, names []string) error
 	// Messages is the language the page speaks (its texts are the
 	// catalogue's "panel." area, served at /api/messages); the zero
 	// Catalog speaks English.
@@ -200,6 +205,8 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("POST /api/products/keep", p.guard(p.serveKeep))
 	p.mux.HandleFunc("POST /api/products/policy", p.guard(p.servePolicy))
 	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
+	p.mux.HandleFunc("GET /api/usual", p.serveUsual)
+	p.mux.HandleFunc("POST /api/usual/start", p.guard(p.serveUsualStart))
 	return p, nil
 }
 
@@ -299,7 +306,7 @@ func (p *Panel) base(r *http.Request) string {
 func (p *Panel) serveIndex(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := p.page.Execute(w, map[string]string{"Base": p.base(r), "Lang": p.opts.Messages.Lang()}); err != nil {
+	if err := p.page.Execute(w, map[string]any{"Base": p.base(r), "Lang": p.opts.Messages.Lang(), "Usual": p.opts.Usual != nil}); err != nil {
 		p.log.Debug("writing the panel page", "err", err)
 	}
 }

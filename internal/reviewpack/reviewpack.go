@@ -99,7 +99,7 @@ const (
 var ItemWarningKinds = []WarningKind{
 	WarnQuantityFar, WarnMissing, WarnQuantityShort, WarnDifferentKind, WarnNotAsked, WarnUnreportedUnit,
 	WarnPriceDiffers, WarnSubstitute, WarnPriceChanged,
-	WarnOutOfStock, WarnWrongRefused,
+	WarnOutOfStock, WarnWrongRefused, WarnRecentlyBought,
 }
 
 // needsLookUntil is the rank up to which a kind needs a look (Item.Attention).
@@ -278,6 +278,8 @@ type Pack struct {
 	// Actions are the household's actions on the cart since the run,
 	// oldest first.
 	Actions []Action `json:"actions,omitempty"`
+	// Pruning is what was probably still at home, and why (pruning.go).
+	Pruning []Pruned `json:"pruning,omitempty"`
 }
 
 // Item returns the pack's item with id.

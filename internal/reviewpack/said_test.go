@@ -54,6 +54,7 @@ func TestWarningsSaidInEveryLanguage(t *testing.T) {
 		}), nil},
 		{WarnMissing, added(func(*report.ItemResult) {}), issue(WarnMissing, messages.Say("warning.missing", "item", "milk", "product", "@warning.no_product_name"))},
 		{WarnQuantityShort, added(func(*report.ItemResult) {}), issue(WarnQuantityShort, messages.Say("warning.quantity_short", "item", "milk", "want", 2, "product", "Milk", "got", 1))},
+		{WarnRecentlyBought, added(func(*report.ItemResult) {}), issue(WarnRecentlyBought, messages.Say("usual.recent_warning", "ago", 2, "days", 10))},
 		{WarnPriceDiffers, added(func(*report.ItemResult) {}), issue(WarnPriceDiffers, messages.Say("warning.price_differs", "item", "milk", "reported", "$5.49", "cart", "$5.50", "product", "Milk"))},
 	}
 	en, fr := messages.For("en"), messages.For("fr")

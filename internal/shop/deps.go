@@ -8,6 +8,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/store"
@@ -172,6 +173,11 @@ type Config struct {
 	// changed by at least this much since it was last bought (0:
 	// reviewpack.DefaultPriceChangePercent).
 	PriceChangePercent float64
+	// Pruning, when set, says which of the run's items were probably still
+	// at home (bought less than 70 % of their restock cycle ago, by runs
+	// other than runID: package usual): the review pack warns about them
+	// and lists them in its pruning section; none is dropped.
+	Pruning func(runID string, items []shoppinglist.Item) []reviewpack.Pruned
 	// Cart reads the cart for the review; nil skips the review with a warning.
 	Cart      CartReader
 	Notifiers []Notifier

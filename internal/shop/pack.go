@@ -3,6 +3,7 @@ package shop
 import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 )
 
 // PackCart is the cart as the review pack and Home Assistant show it.
@@ -31,6 +32,14 @@ func (r *run) buildPack(results []report.ItemResult, rev *Review) reviewpack.Pac
 			after = &c
 		}
 	}
-	return reviewpack.Build(r.id, r.cartLink(), results, issues, after,
+	p := reviewpack.Build(r.id, r.cartLink(), results, issues, after,
 		reviewpack.Options{PriceChangePercent: r.cfg.PriceChangePercent})
+	if r.cfg.Pruning != nil {
+		items := make([]shoppinglist.Item, 0, len(results))
+		for _, res := range results {
+			items = append(items, shoppinglist.Item{ID: res.ItemID, Name: res.ItemName, Status: shoppinglist.StatusNeedsAction})
+		}
+		p.AddPruning(r.cfg.Pruning(r.id, items))
+	}
+	return p
 }

@@ -124,6 +124,9 @@ type Profile struct {
 	// Cart tells code how to read the cart page, for the cart review
 	// without a model (see CartPage).
 	Cart CartPage
+	// Usual tells code how to read the past orders and favourites (see
+	// UsualPages).
+	Usual UsualPages
 }
 
 // CartPage is how to read a store's cart page by code: CSS selectors. An
@@ -376,6 +379,7 @@ func Metro() Profile {
 			LineTotal:     ".pi--total-price, .cart-item-total",
 			Empty:         ".cart-empty, .empty-cart",
 		},
+		Usual: metroUsualPages(),
 	}
 }
 
@@ -443,6 +447,7 @@ func Demo() Profile {
 			Name: ".cart-name", Quantity: ".cart-qty", UnitPrice: ".cart-unit", LineTotal: ".cart-line-total",
 			Empty: "#cart-empty", Exact: true,
 		},
+		Usual: demoUsualPages(),
 	}
 }
 

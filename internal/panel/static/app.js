@@ -985,6 +985,7 @@ async function boot() {
     showNotice(e.message);
   }
   followTheme();
+  if ($('usual-open')) wireUsual();
   $('start').addEventListener('click', () => startWithPreview(false));
   $('retry').addEventListener('click', () => startWithPreview(true));
   $('preview-go').addEventListener('click', async () => {
@@ -1018,4 +1019,50 @@ async function boot() {
     renderTabs();
   });
 }
+
+// "Start from the usual": the proposal with tick boxes (the items probably
+// still at home unticked); the ticked items go onto the list, then the run
+// starts. Nothing is added that is not ticked.
+function wireUsual() {
+  $('usual-open').addEventListener('click', async () => {
+    showNotice('');
+    let prop;
+    try {
+      prop = await getJSON('api/usual');
+    } catch (e) {
+      showNotice(e.message);
+      return;
+    }
+    const list = $('usual-list');
+    list.textContent = '';
+    for (const it of prop.items) {
+      const li = document.createElement('li');
+      li.dataset.item = it.name;
+      if (it.probably_at_home) li.classList.add('at-home');
+      const label = document.createElement('label');
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.value = it.name;
+      box.checked = !it.probably_at_home;
+      const reason = document.createElement('span');
+      reason.className = 'detail';
+      reason.textContent = ' — ' + it.reason;
+      label.append(box, ' ' + it.name, reason);
+      li.append(label);
+      list.append(li);
+    }
+    if (!prop.items.length) {
+      const li = document.createElement('li');
+      li.textContent = t('usual_none');
+      list.append(li);
+    }
+    $('usual').hidden = false;
+  });
+  $('usual-cancel').addEventListener('click', () => { $('usual').hidden = true; });
+  $('usual-start').addEventListener('click', async () => {
+    const items = [...document.querySelectorAll('#usual-list input:checked')].map((b) => b.value);
+    if (await act('api/usual/start', JSON.stringify({ items }), t('busy'))) $('usual').hidden = true;
+  });
+}
+
 boot();
