@@ -46,29 +46,13 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 	if err := os.WriteFile(list, []byte("items:\n  - name: milk\n  - name: dragon fruit\n  - name: butter\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{
+	base, errb, cancel, done := serveUI(t, map[string]string{
 		"GEMINI_SUPPLY_STORE": "demo", "GEMINI_SUPPLY_GEMINI_MODEL": "scripted", "GEMINI_SUPPLY_SHOPPING_LIST": list,
 		"GEMINI_SUPPLY_DATA_DIR": filepath.Join(dir, "data"), "GEMINI_SUPPLY_BROWSER_PROFILE_DIR": filepath.Join(dir, "profile"),
 		"GEMINI_SUPPLY_TRACE_DIR": filepath.Join(dir, "traces"), "GEMINI_SUPPLY_CONCURRENCY": "2",
 		"GEMINI_SUPPLY_HOME_ASSISTANT_URL": "", "GEMINI_SUPPLY_HOME_ASSISTANT_TOKEN": "", "GEMINI_SUPPLY_MQTT_BROKER": "",
-	} {
-		t.Setenv(k, v)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	}, 90*time.Second)
 	defer cancel()
-	errb := &syncbuf.Buffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--ui", "127.0.0.1:0"}, stdio{in: strings.NewReader(""), out: &syncbuf.Buffer{}, err: errb})
-	}()
-	addr := regexp.MustCompile(`msg="panel listening" component=panel addr=(127\.0\.0\.1:\d+)`)
-	var base string
-	testwait.Until(t, "the panel to listen", 90*time.Second, func() bool {
-		if m := addr.FindStringSubmatch(errb.String()); m != nil {
-			base = "http://" + m[1] + "/"
-		}
-		return base != ""
-	})
 	logs := func() string { return errb.String() }
 
 	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 1280, Height: 800}})
@@ -345,6 +329,30 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+}
+
+// serveUI runs `serve --ui` on a free port with env set, and returns the
+// panel's address (waited for up to wait), serve's log, the cancel that
+// stops it and the channel of its exit code.
+func serveUI(t *testing.T, env map[string]string, wait time.Duration) (base string, errb *syncbuf.Buffer, cancel context.CancelFunc, done <-chan int) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errb = &syncbuf.Buffer{}
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, []string{"serve", "--ui", "127.0.0.1:0"}, stdio{in: strings.NewReader(""), out: &syncbuf.Buffer{}, err: errb})
+	}()
+	addr := regexp.MustCompile(`msg="panel listening" component=panel addr=(127\.0\.0\.1:\d+)`)
+	testwait.Until(t, "the panel to listen", wait, func() bool {
+		if m := addr.FindStringSubmatch(errb.String()); m != nil {
+			base = "http://" + m[1] + "/"
+		}
+		return base != ""
+	})
+	return base, errb, cancel, exit
 }
 
 // pageHelper is the few things the panel tests do with a page.

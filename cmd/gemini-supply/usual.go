@@ -43,7 +43,7 @@ func runUsual(ctx context.Context, args []string, s stdio) int {
 	flags := config.BindFlags(fs, "store", "model", "shopping-list", "todo-entity", "data-dir", "log-level")
 	from := fs.String("from", usual.Combined, "latest (the last order) or combined (the last --orders orders)")
 	orders := fs.Int("orders", usual.DefaultOrders, "with --from combined: how many of the newest orders")
-	favs := fs.Bool("favourites", false, "also propose the store's favourites")
+	favs := fs.Bool("favourites", true, "also propose the store's favourites (--favourites=false: not)")
 	noStore := fs.Bool("no-store", false, "do not read the store's pages: only gemini-supply's own runs")
 	jsonOut := fs.Bool("json", false, "print the proposal as JSON")
 	add := fs.Bool("add", false, "add the chosen items to the list, after you confirm")

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
 	"github.com/gemini-supply/gemini-supply/internal/testbrowser"
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
@@ -30,31 +27,14 @@ func TestStartFromTheUsualDuringServe(t *testing.T) {
 	if err := os.WriteFile(list, []byte("# ours\nitems:\n  - name: bread # weekly\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{
+	const wait = 5 * time.Minute // bounds a hang only
+	base, errb, cancel, done := serveUI(t, map[string]string{
 		"GEMINI_SUPPLY_STORE": "demo", "GEMINI_SUPPLY_GEMINI_MODEL": "scripted", "GEMINI_SUPPLY_SHOPPING_LIST": list,
 		"GEMINI_SUPPLY_DATA_DIR": filepath.Join(dir, "data"), "GEMINI_SUPPLY_HOME_ASSISTANT_URL": "",
 		"GEMINI_SUPPLY_HOME_ASSISTANT_TOKEN": "", "GEMINI_SUPPLY_MQTT_BROKER": "", "GEMINI_SUPPLY_LANGUAGE": "en",
 		"GEMINI_SUPPLY_BROWSER_EXECUTABLE": env["GEMINI_SUPPLY_BROWSER_EXECUTABLE"],
-	} {
-		t.Setenv(k, v)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errb := &syncbuf.Buffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--ui", "127.0.0.1:0"}, stdio{in: strings.NewReader(""), out: &syncbuf.Buffer{}, err: errb})
-	}()
+	}, wait)
 	defer func() { cancel(); <-done }()
-	const wait = 5 * time.Minute // bounds a hang only
-	addr := regexp.MustCompile(`msg="panel listening" component=panel addr=(127\.0\.0\.1:\d+)`)
-	var base string
-	testwait.Until(t, "the panel to listen", wait, func() bool {
-		if m := addr.FindStringSubmatch(errb.String()); m != nil {
-			base = "http://" + m[1] + "/"
-		}
-		return base != ""
-	})
 	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 1280, Height: 800}})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestUsualDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"usual", "--store", "demo", "--model", "scripted", "--shopping-list", list,
-		"--data-dir", filepath.Join(home, "data"), "--favourites", "--orders", "4"}
+		"--data-dir", filepath.Join(home, "data"), "--orders", "4"} // favourites by default
 	code, out, errOut := runWithInput(t, "", append(args, "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)

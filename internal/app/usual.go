@@ -74,7 +74,7 @@ func (r *Runner) Usual(ctx context.Context, list shoppinglist.Provider, o UsualO
 // of a browser of its own; what it could not read is said in NotRead.
 func (r *Runner) readStore(ctx context.Context, o UsualOptions, lang messages.Catalog) usual.History {
 	notRead := func(err error) usual.History {
-		return usual.History{NotRead: []string{lang.T("usual.not_read", "page", "order history", "why", err.Error())}}
+		return usual.History{NotRead: []string{lang.T("usual.not_read", "page", lang.T("usual.page_orders"), "why", err.Error())}}
 	}
 	env, err := r.environment(ctx)
 	if err != nil {

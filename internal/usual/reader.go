@@ -35,9 +35,9 @@ type StoreReader struct {
 func (r StoreReader) Read(ctx context.Context, t Tab, favourites bool) History {
 	var h History
 	if r.Pages.OrdersURL == "" {
-		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", "order history", "why", "the store profile names no order-history page"))
+		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", r.Lang.T("usual.page_orders"), "why", "the store profile names no order-history page"))
 	} else if ps, err := r.readOrders(ctx, t); err != nil {
-		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", "order history", "why", err.Error()))
+		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", r.Lang.T("usual.page_orders"), "why", err.Error()))
 	} else {
 		h.Purchases = ps
 	}
@@ -45,9 +45,9 @@ func (r StoreReader) Read(ctx context.Context, t Tab, favourites bool) History {
 		return h
 	}
 	if r.Pages.FavouritesURL == "" {
-		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", "favourites", "why", "the store profile names no favourites page"))
+		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", r.Lang.T("usual.page_favourites"), "why", "the store profile names no favourites page"))
 	} else if fs, err := r.readFavourites(ctx, t); err != nil {
-		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", "favourites", "why", err.Error()))
+		h.NotRead = append(h.NotRead, r.Lang.T("usual.not_read", "page", r.Lang.T("usual.page_favourites"), "why", err.Error()))
 	} else {
 		h.Favourites = fs
 	}
