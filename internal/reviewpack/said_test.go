@@ -90,7 +90,17 @@ func TestWarningsSaidInEveryLanguage(t *testing.T) {
 			t.Errorf("%s: said in English %q, its Message %q", tc.kind, got, w.Message)
 		}
 		said := w.Said(fr)
-		if left := fr.Foreign(said); len(left) > 0 || strings.Contains(said, "{") || strings.Contains(said, "@") {
+		// The values filled in (the store's product names, the list's
+		// words) are not the catalogue's to translate.
+		// Longest first: "12 eggs" before the count "12".
+		ours := said
+		vals := slices.SortedFunc(maps.Values(w.Args), func(a, b string) int { return len(b) - len(a) })
+		for _, v := range vals {
+			if v != "" && !strings.HasPrefix(v, "@") {
+				ours = strings.ReplaceAll(ours, v, "")
+			}
+		}
+		if left := fr.Foreign(ours); len(left) > 0 || strings.Contains(said, "{") || strings.Contains(said, "@") {
 			t.Errorf("%s: said in French %q (English left: %q)", tc.kind, said, left)
 		}
 	}
