@@ -124,6 +124,10 @@ type Profile struct {
 	// Cart tells code how to read the cart page, for the cart review
 	// without a model (see CartPage).
 	Cart CartPage
+	// SlotsURL is the delivery slots page and Slots how to read it by
+	// code, only ever reading (see SlotsPage; empty: no slots reader).
+	SlotsURL string
+	Slots    SlotsPage
 }
 
 // CartPage is how to read a store's cart page by code: CSS selectors. An
@@ -376,6 +380,8 @@ func Metro() Profile {
 			LineTotal:     ".pi--total-price, .cart-item-total",
 			Empty:         ".cart-empty, .empty-cart",
 		},
+		SlotsURL: metroSlotsURL,
+		Slots:    metroSlots,
 	}
 }
 
@@ -443,6 +449,8 @@ func Demo() Profile {
 			Name: ".cart-name", Quantity: ".cart-qty", UnitPrice: ".cart-unit", LineTotal: ".cart-line-total",
 			Empty: "#cart-empty", Exact: true,
 		},
+		SlotsURL: demoSlotsURL,
+		Slots:    demoSlots,
 	}
 }
 
