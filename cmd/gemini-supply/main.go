@@ -27,7 +27,7 @@ type stdio struct {
 }
 
 func commands() []command {
-	return []command{shopCommand, serveCommand, demoCommand, evalCommand, loginCommand, testTelegramCommand, productsCommand, preferencesCommand, versionCommand}
+	return []command{shopCommand, serveCommand, demoCommand, evalCommand, loginCommand, testTelegramCommand, productsCommand, preferencesCommand, slotsCommand, versionCommand}
 }
 
 func main() {

@@ -522,24 +522,30 @@ func (r *Runner) modelQuota(inFlight int) *agent.Quota {
 // launcher starts the browser for one run.
 func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, error) {
 	return func(ctx context.Context) (shop.Host, error) {
-		h, err := browser.Launch(ctx, browser.Options{
-			ExecutablePath: r.cfg.BrowserExecutable,
-			ProfileDir:     env.profileDir,
-			RemoteURL:      r.cfg.BrowserRemoteURL,
-			Headless:       r.cfg.BrowserHeadless || env.demo != nil,
-			Width:          r.cfg.ViewportWidth,
-			Height:         r.cfg.ViewportHeight,
-			ExtraArgs:      env.extraArgs,
-			UpstreamRoots:  env.upstreamRoots,
-			Store:          env.profile,
-			Username:       env.username,
-			Password:       env.password,
-			Logger:         r.base,
-		})
+		h, err := browser.Launch(ctx, r.browserOptions(env))
 		if err != nil {
 			return nil, err
 		}
 		return shop.BrowserHost(h), nil
+	}
+}
+
+// browserOptions are the options of a run's browser (and of the slots
+// reader's).
+func (r *Runner) browserOptions(env *environment) browser.Options {
+	return browser.Options{
+		ExecutablePath: r.cfg.BrowserExecutable,
+		ProfileDir:     env.profileDir,
+		RemoteURL:      r.cfg.BrowserRemoteURL,
+		Headless:       r.cfg.BrowserHeadless || env.demo != nil,
+		Width:          r.cfg.ViewportWidth,
+		Height:         r.cfg.ViewportHeight,
+		ExtraArgs:      env.extraArgs,
+		UpstreamRoots:  env.upstreamRoots,
+		Store:          env.profile,
+		Username:       env.username,
+		Password:       env.password,
+		Logger:         r.base,
 	}
 }
 
