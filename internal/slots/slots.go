@@ -124,3 +124,39 @@ func SameSlots(a, b Reading) bool {
 		return x.Start.Equal(y.Start) && x.End.Equal(y.End) && x.Fee == y.Fee && x.FeeKnown == y.FeeKnown && x.Available == y.Available
 	})
 }
+
+// MaxSlots bounds a reading's windows (a page cannot make every consumer
+// carry an unbounded list).
+const MaxSlots = 200
+
+// Bounded returns the reading with at most MaxSlots windows, the first.
+func (r Reading) Bounded() Reading {
+	if len(r.Slots) > MaxSlots {
+		r.Slots = slices.Clone(r.Slots[:MaxSlots])
+	}
+	return r
+}
+
+// Info sums up a reading for Home Assistant (the MQTT sensors' attributes
+// and the gemini_supply_slots event's data): when the slots were read, the
+// next available window (null: none), the free windows today and tomorrow,
+// and every window.
+type Info struct {
+	ReadAt       time.Time `json:"read_at"`
+	Next         *Slot     `json:"next"`
+	FreeToday    int       `json:"free_today"`
+	FreeTomorrow int       `json:"free_tomorrow"`
+	Slots        []Slot    `json:"slots"`
+}
+
+// NewInfo sums up r; "now", "today" and "tomorrow" are the reading's own
+// time (its location is the household's).
+func NewInfo(r Reading) Info {
+	r = r.Sorted().Bounded()
+	info := Info{ReadAt: r.ReadAt, Slots: r.Slots,
+		FreeToday: r.FreeOn(r.ReadAt, r.ReadAt), FreeTomorrow: r.FreeOn(r.ReadAt.AddDate(0, 0, 1), r.ReadAt)}
+	if n, ok := r.Next(r.ReadAt); ok {
+		info.Next = &n
+	}
+	return info
+}
