@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/browser"
@@ -24,12 +25,19 @@ var ErrNoSlotsReader = errors.New("the store profile has no delivery slots reade
 // it, and it never chooses, reserves or books a slot. It refuses while a
 // shopping run or a cart action holds the browser (runstatus.ErrBusy).
 func (r *Runner) ReadSlots(ctx context.Context) (slots.Reading, error) {
-	if !r.busy.TryLock() {
-		return slots.Reading{}, fmt.Errorf("the delivery slots cannot be read while a shopping run is going: %w", runstatus.ErrBusy)
-	}
-	defer r.busy.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, slotsTimeout)
 	defer cancel()
+	// Known as the slots' reading before it holds busy, so a run never
+	// finds busy held by a reading it cannot stop.
+	r.slotsRead.start(cancel)
+	if !r.busy.TryLock() {
+		r.slotsRead.end()
+		return slots.Reading{}, fmt.Errorf("the delivery slots cannot be read while a shopping run is going: %w", runstatus.ErrBusy)
+	}
+	defer func() {
+		r.busy.Unlock()
+		r.slotsRead.end()
+	}()
 	env, err := r.environment(ctx)
 	if err != nil {
 		return slots.Reading{}, err
@@ -51,4 +59,54 @@ func (r *Runner) ReadSlots(ctx context.Context) (slots.Reading, error) {
 		}
 	}()
 	return rd.ReadSlots(ctx, h)
+}
+
+// slotsReading is the reading of the slots going on, if any: a run that
+// finds busy held by it stops it and waits for it to end, instead of
+// being refused as busy.
+type slotsReading struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc // nil: no reading
+}
+
+func (s *slotsReading) start(cancel context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancel = cancel
+}
+
+func (s *slotsReading) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancel = nil
+}
+
+// stop stops the reading going on, and says whether there was one.
+func (s *slotsReading) stop() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel == nil {
+		return false
+	}
+	s.cancel()
+	return true
+}
+
+// lockForRun takes busy for a run: at once, or after stopping the slots'
+// reading that holds it (its browser closes first); false when a run or
+// a cart action holds it, or ctx ends.
+func (r *Runner) lockForRun(ctx context.Context) bool {
+	for {
+		if r.busy.TryLock() {
+			return true
+		}
+		if !r.slotsRead.stop() {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -3,12 +3,16 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/slots"
+	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 // MinSlotScoutInterval is the shortest interval between two readings of
@@ -48,8 +52,8 @@ type SlotScout struct {
 // cart action still holds the browser after a run finished.
 const busyRetry = 30 * time.Second
 
-// Run reads the slots once at start, then after every finished run and
-// on the timer, until ctx ends or the bus closes.
+// Run reads the slots after every finished run and, with an Interval, at
+// start and on the timer, until ctx ends or the bus closes.
 func (s *SlotScout) Run(ctx context.Context) error {
 	var sub *runstatus.Subscription
 	var runs <-chan runstatus.Event
@@ -70,7 +74,9 @@ func (s *SlotScout) Run(ctx context.Context) error {
 			retry = time.After(busyRetry)
 		}
 	}
-	read()
+	if s.Interval > 0 {
+		read() // with a timer, at once; else after the first run
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -134,4 +140,33 @@ func (s *SlotScout) log() *slog.Logger {
 		return s.Logger
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// slotNotificationID is the Home Assistant persistent notification of an
+// open delivery window.
+const slotNotificationID = "gemini_supply_slot"
+
+// NewSlotScout is serve's slot scout: it reads through r, publishes on
+// deps.Bus, and tells of the watched windows (cfg.SlotWatch) through Home
+// Assistant's persistent notification (ha, when set) and Telegram (when
+// deps has the bot). A watch it cannot read is an error.
+func NewSlotScout(cfg config.Config, r *Runner, ha *homeassistant.Client, deps Deps, logger *slog.Logger) (*SlotScout, error) {
+	w, err := slots.ParseWatch(cfg.SlotWatch)
+	if err != nil {
+		return nil, fmt.Errorf("slot_watch: %w", err)
+	}
+	s := &SlotScout{Read: r.ReadSlots, Bus: deps.Bus, Interval: cfg.SlotScoutInterval, Watch: w,
+		Messages: messages.For(cfg.Language), Logger: logger}
+	if ha != nil {
+		n := Notifier(cfg, ha)
+		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
+			return n.Notify(ctx, slotNotificationID, title, body)
+		})
+	}
+	if bot, ok := deps.Resolver.(*telegram.Bot); ok {
+		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
+			return bot.Notify(ctx, title+"\n"+body)
+		})
+	}
+	return s, nil
 }
