@@ -9,6 +9,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/config"
+	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/slots"
 )
 
@@ -63,31 +64,21 @@ func runSlots(ctx context.Context, args []string, s stdio) int {
 		}
 		return 0
 	}
-	printSlots(s, r)
+	printSlots(s, r, messages.For(cfg.Language))
 	return 0
 }
 
-// printSlots writes one line a window, the next available one first.
-func printSlots(s stdio, r slots.Reading) {
-	if next, ok := r.Next(r.ReadAt); ok {
-		fmt.Fprintf(s.out, "Next available: %s\n\n", slotText(next))
-	} else {
-		fmt.Fprintln(s.out, "No window is available.")
-	}
+// printSlots writes the next available window in the household's
+// language ("Next delivery: Saturday 10:00–12:00, $4.99"), then every
+// window, one a line.
+func printSlots(s stdio, r slots.Reading, m messages.Catalog) {
+	fmt.Fprintf(s.out, "%s\n\n", slots.NextLine(m, r, r.ReadAt))
 	for _, sl := range r.Slots {
 		state := "available"
 		if !sl.Available {
 			state = "full"
 		}
-		fmt.Fprintf(s.out, "%-34s %s\n", slotText(sl), state)
+		fmt.Fprintf(s.out, "%-14s %-36s %-10s %s\n", sl.Start.Format(time.DateOnly), slots.When(m, sl), slots.FeeText(m, sl), state)
 	}
 	fmt.Fprintf(s.out, "\nRead at %s. Nothing was chosen or booked.\n", r.ReadAt.Format("2006-01-02 15:04"))
-}
-
-func slotText(sl slots.Slot) string {
-	fee := "fee not shown"
-	if sl.FeeKnown {
-		fee = sl.Fee.String()
-	}
-	return fmt.Sprintf("%s %s–%s, %s", sl.Start.Format("Mon Jan 2"), sl.Start.Format("15:04"), sl.End.Format("15:04"), fee)
 }
