@@ -27,7 +27,7 @@ type stdio struct {
 }
 
 func commands() []command {
-	return []command{shopCommand, serveCommand, demoCommand, evalCommand, loginCommand, testTelegramCommand, productsCommand, preferencesCommand, usualCommand, versionCommand}
+	return []command{shopCommand, serveCommand, demoCommand, evalCommand, loginCommand, testTelegramCommand, productsCommand, preferencesCommand, usualCommand, slotsCommand, versionCommand}
 }
 
 func main() {

@@ -114,6 +114,9 @@ type Runner struct {
 	log  *slog.Logger
 
 	busy sync.Mutex // held by the running run, or a cart action (TryLock: ErrBusy)
+	// slotsRead is the delivery slots' reading that holds busy, which a
+	// run stops rather than being refused (slots.go).
+	slotsRead slotsReading
 	// actions lets one review action at a time try busy: a second one
 	// (a double tap, another phone) waits for the first instead of being
 	// told a run is going (CartAction).
@@ -181,7 +184,7 @@ func (r *Runner) Run(ctx context.Context, req runstatus.Request) (report.Summary
 // Shop shops once and returns the full result (summary, review, journal).
 // The error is nil when the run finished, whatever the items' outcomes.
 func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, error) {
-	if !r.busy.TryLock() {
+	if !r.lockForRun(ctx) {
 		return shop.Result{}, runstatus.ErrBusy
 	}
 	defer r.busy.Unlock()
@@ -533,7 +536,8 @@ func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, er
 	}
 }
 
-// browserOptions are the browser of a run (and of "the usual"'s reader).
+// browserOptions are the options of a run's browser (and of the readers':
+// the usual's past orders and favourites, the delivery slots).
 func (r *Runner) browserOptions(env *environment) browser.Options {
 	return browser.Options{
 		ExecutablePath: r.cfg.BrowserExecutable,

@@ -31,7 +31,7 @@ func internalImports(t *testing.T, pkg string) []string {
 }
 
 // light are the shared value packages every package may use.
-var light = []string{"config", "messages", "shoppinglist", "report", "reviewpack", "money", "runstatus", "choice", "screen", "atomicfile"}
+var light = []string{"config", "messages", "shoppinglist", "report", "reviewpack", "money", "runstatus", "choice", "screen", "atomicfile", "slots"}
 
 func TestImportRules(t *testing.T) {
 	tests := []struct {

@@ -88,6 +88,12 @@ type Config struct {
 	HomeAssistantURL   string `yaml:"home_assistant_url" env:"HOME_ASSISTANT_URL"`
 	HomeAssistantToken Secret `yaml:"home_assistant_token" env:"HOME_ASSISTANT_TOKEN"`
 	TodoEntity         string `yaml:"todo_entity" env:"TODO_ENTITY"`
+	// SlotScoutInterval reads the store's delivery slots this often
+	// besides after every run (0: only after runs; at least 5m).
+	SlotScoutInterval time.Duration `yaml:"slot_scout_interval" env:"SLOT_SCOUT_INTERVAL"`
+	// SlotWatch is a delivery window to be told of when it opens
+	// ("saturday", "before 12:00", "saturday before 10:00"; empty: none).
+	SlotWatch string `yaml:"slot_watch" env:"SLOT_WATCH"`
 	// HANotify are companion app notify services (notify.mobile_app_*) that
 	// get questions and safety confirmations as actionable notifications.
 	HANotify []string `yaml:"ha_notify" env:"HA_NOTIFY"`

@@ -63,6 +63,7 @@ var limits = []Limit{
 	{"product_memory_days", 0, MaxProductMemoryDays},
 	{"review_price_change", 0, MaxReplayPriceChange},
 	{"trace_keep_runs", 0, MaxTraceKeepRuns},
+	{"slot_scout_interval", 0, float64(24 * time.Hour)},
 }
 
 // unlimitedNumbers are numeric options that are identifiers, not

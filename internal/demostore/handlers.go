@@ -125,6 +125,9 @@ func (s *Server) storeHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "User-agent: *\nDisallow: /\n")
 	})
+	mux.HandleFunc("GET "+SlotsPathEN, s.slotsPage(langEN))
+	mux.HandleFunc("GET "+SlotsPathFR, s.slotsPage(langFR))
+	mux.HandleFunc("POST "+SlotsReservePath, s.reserveSlot)
 	mux.HandleFunc("GET /", s.storePage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil {

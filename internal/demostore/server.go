@@ -131,6 +131,8 @@ type Server struct {
 	cartFile string
 
 	signInDelay time.Duration
+
+	slots slotState // the delivery slots page (slots.go)
 }
 
 // Start generates a self-signed certificate and starts one listener per

@@ -267,6 +267,10 @@ func (s *EventSink) handle(ctx context.Context, ev runstatus.Event) {
 		if ev.Cart != nil {
 			s.fire(ctx, EventCart, cartData(ev.RunID, *ev.Cart, ev.Action))
 		}
+	case runstatus.KindSlotsRead:
+		if ev.Slots != nil {
+			s.fire(ctx, EventSlots, slotsData(*ev.Slots))
+		}
 	case runstatus.KindStateChanged:
 		if ev.State == runstatus.StateFailed {
 			s.fire(ctx, EventRunFailed, map[string]any{"run_id": ev.RunID, "message": ev.Message})

@@ -86,6 +86,13 @@ func TestDiscoveryPayloads(t *testing.T) {
 		"not_found":    {component: "sensor", name: "Items not found", stateClass: "measurement", stateTopic: tp.NotFound, attrTopic: tp.NotFoundAttrs},
 		"cart":         {component: "sensor", name: "Cart", unit: "units", stateClass: "measurement", stateTopic: tp.Cart, attrTopic: tp.CartAttrs},
 		"run_request":  {component: "event", name: "Run request", stateTopic: tp.Event},
+		// The delivery slots (slots.go).
+		"next_slot_start":     {component: "sensor", name: "Next delivery slot start", deviceClass: "timestamp", stateTopic: tp.Slots.NextStart, attrTopic: tp.Slots.Attributes},
+		"next_slot_end":       {component: "sensor", name: "Next delivery slot end", deviceClass: "timestamp", stateTopic: tp.Slots.NextEnd},
+		"next_slot_fee":       {component: "sensor", name: "Next delivery slot fee", deviceClass: "monetary", unit: "CAD", stateTopic: tp.Slots.NextFee},
+		"slots_free_today":    {component: "sensor", name: "Free delivery windows today", stateClass: "measurement", stateTopic: tp.Slots.FreeToday},
+		"slots_free_tomorrow": {component: "sensor", name: "Free delivery windows tomorrow", stateClass: "measurement", stateTopic: tp.Slots.FreeTomorrow},
+		"slots_read_at":       {component: "sensor", name: "Delivery slots read at", deviceClass: "timestamp", stateTopic: tp.Slots.ReadAt, attrTopic: tp.Slots.Attributes},
 	}
 	seenUnique := map[string]bool{}
 	for object, w := range wants {

@@ -59,6 +59,8 @@ type Topics struct {
 	CartAttrs string
 	// Event carries non-retained JSON events ({"event_type": "accepted"|"busy"|"error", …}).
 	Event string
+	// Slots are the delivery slots' sensors (slots.go).
+	Slots SlotTopics
 
 	// HAStatus is Home Assistant's birth/last-will topic.
 	HAStatus string
@@ -85,6 +87,7 @@ func newTopics(prefix, node string) Topics {
 		Cart:              node + "/cart",
 		CartAttrs:         node + "/cart/attributes",
 		Event:             node + "/event",
+		Slots:             newSlotTopics(node),
 		HAStatus:          prefix + haStatusSuffix,
 	}
 }
@@ -95,7 +98,8 @@ func (t Topics) stateTopics() []string {
 	return []string{
 		t.Status, t.StatusAttributes, t.Progress, t.ProgressAttrs, t.CurrentItem, t.CurrentItemAttrs,
 		t.LastRun, t.LastRunAttributes, t.CartTotal, t.CartTotalAttrs, t.NotFound, t.NotFoundAttrs,
-		t.Cart, t.CartAttrs,
+		t.Cart, t.CartAttrs, t.Slots.NextStart, t.Slots.NextEnd, t.Slots.NextFee, t.Slots.FreeToday, t.Slots.FreeTomorrow,
+		t.Slots.ReadAt, t.Slots.Attributes,
 	}
 }
 
@@ -195,7 +199,7 @@ func entities(prefix, node, swVersion string, t Topics) []Entity {
 			Config:    c,
 		}
 	}
-	return []Entity{
+	return append([]Entity{
 		mk("button", "start", "Start grocery run", "mdi:cart-arrow-down",
 			DiscoveryConfig{CommandTopic: t.StartCommand, PayloadPress: PayloadPress}),
 		mk("button", "retry", "Retry failed items", "mdi:cart-arrow-down",
@@ -226,5 +230,5 @@ func entities(prefix, node, swVersion string, t Topics) []Entity {
 				StateClass: "measurement"}),
 		mk("event", "run_request", "Run request", "mdi:gesture-tap-button",
 			DiscoveryConfig{StateTopic: t.Event, EventTypes: []string{EventAccepted, EventBusy, EventError, EventStopping, EventNoRun}}),
-	}
+	}, slotEntities(mk, t.Slots)...)
 }

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/slots"
 )
 
 // Home Assistant rejects sensor states longer than 255 characters; summaries
@@ -68,6 +70,9 @@ type model struct {
 	cart    *reviewpack.Cart
 	cartRun string
 
+	// slots are the store's delivery slots as last read (slots.go).
+	slots *slots.Reading
+
 	t Topics
 	// msgs is the household's language: the last run's title and summary.
 	msgs messages.Catalog
@@ -82,6 +87,12 @@ func newModelIn(t Topics, msgs messages.Catalog) *model {
 
 // apply folds one event into the model.
 func (m *model) apply(e runstatus.Event) {
+	if e.Kind == runstatus.KindSlotsRead {
+		if e.Slots != nil {
+			m.slots = e.Slots
+		}
+		return
+	}
 	if e.Kind == runstatus.KindCartChanged {
 		// An action on the cart after a run (maybe not the last one).
 		if e.Cart != nil {
@@ -250,6 +261,9 @@ func (m *model) messages() map[string]string {
 		info := m.cart.Info(m.cartRun)
 		out[t.Cart] = strconv.Itoa(info.Units)
 		out[t.CartAttrs] = mustJSON(info)
+	}
+	if m.slots != nil {
+		maps.Copy(out, slotPayloads(t.Slots, *m.slots))
 	}
 	return out
 }

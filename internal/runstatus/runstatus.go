@@ -12,6 +12,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/slots"
 )
 
 // State is where a run is.
@@ -50,6 +51,9 @@ const (
 	// KindCartChanged: the household acted on the cart after run RunID
 	// (Action); Cart is the cart as read after it (nil: not readable).
 	KindCartChanged Kind = "cart_changed"
+	// KindSlotsRead: the store's delivery slots were read and differ from
+	// the last reading published (Slots).
+	KindSlotsRead Kind = "slots_read"
 )
 
 // Progress counts a run's items.
@@ -89,6 +93,8 @@ type Event struct {
 	// asked to do and, for a re-shop, the run whose review it belongs to.
 	RunKind  RunKind `json:"run_kind,omitempty"`
 	ReshopOf string  `json:"reshop_of,omitempty"`
+	// Slots: KindSlotsRead.
+	Slots *slots.Reading `json:"slots,omitempty"`
 }
 
 // Bounded returns the event with every text clipped to the bounds of
@@ -117,6 +123,10 @@ func (e Event) Bounded() Event {
 	if e.Action != nil {
 		a := e.Action.Bounded()
 		e.Action = &a
+	}
+	if e.Slots != nil {
+		s := e.Slots.Bounded()
+		e.Slots = &s
 	}
 	return e
 }

@@ -127,6 +127,10 @@ type Profile struct {
 	// Usual tells code how to read the past orders and favourites (see
 	// UsualPages).
 	Usual UsualPages
+	// SlotsURL is the delivery slots page and Slots how to read it by
+	// code, only ever reading (see SlotsPage; empty: no slots reader).
+	SlotsURL string
+	Slots    SlotsPage
 }
 
 // CartPage is how to read a store's cart page by code: CSS selectors. An
@@ -379,7 +383,9 @@ func Metro() Profile {
 			LineTotal:     ".pi--total-price, .cart-item-total",
 			Empty:         ".cart-empty, .empty-cart",
 		},
-		Usual: metroUsualPages(),
+		Usual:    metroUsualPages(),
+		SlotsURL: metroSlotsURL,
+		Slots:    metroSlots,
 	}
 }
 
@@ -447,7 +453,9 @@ func Demo() Profile {
 			Name: ".cart-name", Quantity: ".cart-qty", UnitPrice: ".cart-unit", LineTotal: ".cart-line-total",
 			Empty: "#cart-empty", Exact: true,
 		},
-		Usual: demoUsualPages(),
+		Usual:    demoUsualPages(),
+		SlotsURL: demoSlotsURL,
+		Slots:    demoSlots,
 	}
 }
 

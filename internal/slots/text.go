@@ -1,0 +1,46 @@
+package slots
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/money"
+)
+
+// When is a window in m's language: "Saturday 10:00–12:00",
+// "samedi 10 h 00 – 12 h 00".
+func When(m messages.Catalog, s Slot) string {
+	clock := func(h, mi int) string { return m.T("slots.time", "h", strconv.Itoa(h), "m", fmt.Sprintf("%02d", mi)) }
+	return m.T("slots.window", "day", m.T("slots.weekday_"+strconv.Itoa(int(s.Start.Weekday()))),
+		"from", clock(s.Start.Hour(), s.Start.Minute()), "to", clock(s.End.Hour(), s.End.Minute()))
+}
+
+// FeeText is a window's fee in m's language: "$4.99", "4,99 $", "free".
+func FeeText(m messages.Catalog, s Slot) string {
+	switch {
+	case !s.FeeKnown:
+		return m.T("slots.fee_unknown")
+	case s.Fee == 0:
+		return m.T("slots.fee_free")
+	}
+	return money.FormatIn(s.Fee, m.Lang())
+}
+
+// NextLine is "Next delivery: Saturday 10:00–12:00, $4.99" in m's
+// language for the first available window not started at now, or says
+// none is available.
+func NextLine(m messages.Catalog, r Reading, now time.Time) string {
+	n, ok := r.Next(now)
+	if !ok {
+		return m.T("slots.none")
+	}
+	return m.T("slots.next", "when", When(m, n), "fee", FeeText(m, n))
+}
+
+// OpenedText is the title and body of the notice that a watched window
+// opened.
+func OpenedText(m messages.Catalog, s Slot) (title, body string) {
+	return m.T("slots.opened_title"), m.T("slots.opened_body", "when", When(m, s), "fee", FeeText(m, s))
+}
