@@ -251,11 +251,13 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	opts.Runner = runner
 	// The delivery slots: read after every run and on slot_scout_interval
 	// (read only), for Home Assistant and the slot watch.
-	scout, err := app.NewSlotScout(cfg, runner, ha, deps, logger)
-	if err != nil {
-		return err
+	if app.SlotScoutWanted(cfg, ha != nil) {
+		scout, err := app.NewSlotScout(cfg, runner, ha, deps, logger)
+		if err != nil {
+			return err
+		}
+		opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error { return scout.Run(ctx) }))
 	}
-	opts.Sources = append(opts.Sources, serve.SourceFunc(func(ctx context.Context, _ serve.StartFunc) error { return scout.Run(ctx) }))
 	srv, err = serve.New(opts)
 	if err != nil {
 		return err

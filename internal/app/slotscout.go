@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
@@ -145,6 +146,16 @@ func (s *SlotScout) log() *slog.Logger {
 // slotNotificationID is the Home Assistant persistent notification of an
 // open delivery window.
 const slotNotificationID = "gemini_supply_slot"
+
+// SlotScoutWanted says whether serve reads the slots at all: when someone
+// can see them — Home Assistant (haConnected: its event; as the add-on, the
+// Supervisor's MQTT broker), an MQTT broker, a watch or an interval. A
+// plain `serve` with none of them does not start a browser after every run
+// for nobody.
+func SlotScoutWanted(cfg config.Config, haConnected bool) bool {
+	return haConnected || cfg.SupervisorToken.IsSet() || strings.TrimSpace(cfg.MQTTBroker) != "" ||
+		strings.TrimSpace(cfg.SlotWatch) != "" || cfg.SlotScoutInterval > 0
+}
 
 // NewSlotScout is serve's slot scout: it reads through r, publishes on
 // deps.Bus, and tells of the watched windows (cfg.SlotWatch) through Home
