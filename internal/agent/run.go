@@ -52,7 +52,11 @@ func Run(ctx context.Context, cfg Config, goal string, c Computer, tools []Tool)
 		res = r.loop(goal)
 	}
 	res.Turns = r.turns
-	r.usage = Cost(r.usage, cfg.Model, cfg.Price, time.Now())
+	day := cfg.PriceDay
+	if day.IsZero() {
+		day = time.Now()
+	}
+	r.usage = Cost(r.usage, cfg.Model, cfg.Price, day)
 	res.Usage = r.usage
 	res.Duration = time.Since(start)
 	r.trace.result(res)
