@@ -42,7 +42,7 @@ func BenchmarkShoppingRun(b *testing.B) {
 	}
 	delay := benchDelay(b)
 	rates, fanout, peaks := map[int]float64{}, map[int]float64{}, map[int]int64{}
-	calls := map[int]int{}
+	calls, cpu := map[int]int{}, map[int]time.Duration{}
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("tabs=%d", n), func(b *testing.B) {
 			var m benchMeasure
@@ -51,10 +51,12 @@ func BenchmarkShoppingRun(b *testing.B) {
 				m.add(o)
 				peaks[n] = max(peaks[n], o.peakPSS)
 				calls[n] = o.calls
+				cpu[n] += o.chromiumCPU
 			}
 			rates[n] = float64(m.items) / m.shopping.Minutes()
 			b.ReportMetric(float64(peaks[n])/(1<<20), "peak-PSS-MiB")
 			b.ReportMetric(float64(calls[n]), "model-calls")
+			b.ReportMetric(cpu[n].Seconds()/float64(b.N*len(benchItems)), "chromium-cpu-s/item")
 			fanout[n] = float64(m.fanItems) / m.fanOut.Minutes()
 			b.ReportMetric(rates[n], "items/min")
 			b.ReportMetric(fanout[n], "fan-out-items/min")
@@ -82,6 +84,7 @@ type benchMeasure struct {
 	shopping, fanOut time.Duration
 	peakPSS          int64 // the run's peak PSS (treePSS), bytes
 	calls            int   // the run's model calls
+	chromiumCPU      time.Duration
 }
 
 func (m *benchMeasure) add(o benchMeasure) {
@@ -126,11 +129,11 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 	defer func() { _ = r.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	stopPSS := pssPeak(250 * time.Millisecond)
+	stopSampling := sampleRun(250 * time.Millisecond)
 	b.StartTimer()
 	res, err := r.Shop(ctx, runstatus.Request{Source: "bench"})
 	b.StopTimer()
-	peak := stopPSS()
+	peak, cpu := stopSampling()
 	sub.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -159,7 +162,7 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 		}
 	}
 	return benchMeasure{items: len(benchItems), fanItems: len(benchItems) - 1, shopping: last.Sub(first), fanOut: last.Sub(firstDone),
-		peakPSS: peak, calls: ModelCalls(res.Summary)}
+		peakPSS: peak, calls: ModelCalls(res.Summary), chromiumCPU: cpu}
 }
 
 // BenchmarkReplay shops benchItems twice with one Runner (one demo store,

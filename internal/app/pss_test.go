@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,17 +12,31 @@ import (
 	"time"
 )
 
-// treePSS is the summed proportional set size (PSS, /proc/<pid>/smaps_rollup)
-// of this process and every process it started, in bytes: gemini-supply
-// (the test binary runs it in-process), its Chromium and the Playwright
-// driver. PSS shares each shared page among the processes that map it, so
-// the sum is what the tree costs the machine (RSS would count Chromium's
-// shared pages once per process).
-func treePSS() int64 {
-	parent := map[int]int{}
+// chromiumCPU adds to last the CPU time (user + system, /proc/<pid>/stat)
+// of each Chromium process this process started, by pid: sampled during a
+// run, the last sample of a process that ended still counts.
+func chromiumCPU(last map[int]time.Duration) {
+	walkTree(func(pid int, comm string, stat []string) {
+		if strings.HasPrefix(comm, "chrom") && len(stat) > 12 {
+			ut, _ := strconv.ParseInt(stat[11], 10, 64)
+			st, _ := strconv.ParseInt(stat[12], 10, 64)
+			last[pid] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+		}
+	})
+}
+
+// walkTree calls f for every process this process started (and itself),
+// with its command name and the fields of its stat after the name.
+func walkTree(f func(pid int, comm string, stat []string)) {
+	type proc struct {
+		ppid int
+		comm string
+		stat []string
+	}
+	procs := map[int]proc{}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -33,27 +48,37 @@ func treePSS() int64 {
 			continue
 		}
 		s := string(b)
-		end := strings.LastIndexByte(s, ')')
-		if end < 0 {
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
 			continue
 		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 2 {
+		fs := strings.Fields(s[end+1:])
+		if len(fs) < 2 {
 			continue
 		}
-		ppid, _ := strconv.Atoi(f[1])
-		parent[pid] = ppid
+		ppid, _ := strconv.Atoi(fs[1])
+		procs[pid] = proc{ppid: ppid, comm: s[open+1 : end], stat: fs}
 	}
 	self := os.Getpid()
-	var sum int64
-	for pid := range parent {
-		for p := pid; p > 1; p = parent[p] {
-			if p == self {
-				sum += pss(pid)
+	for pid, p := range procs {
+		for q := pid; q > 1; q = procs[q].ppid {
+			if q == self {
+				f(pid, p.comm, p.stat)
 				break
 			}
 		}
 	}
+}
+
+// treePSS is the summed proportional set size (PSS, /proc/<pid>/smaps_rollup)
+// of this process and every process it started, in bytes: gemini-supply
+// (the test binary runs it in-process), its Chromium and the Playwright
+// driver. PSS shares each shared page among the processes that map it, so
+// the sum is what the tree costs the machine (RSS would count Chromium's
+// shared pages once per process).
+func treePSS() int64 {
+	var sum int64
+	walkTree(func(pid int, _ string, _ []string) { sum += pss(pid) })
 	return sum
 }
 
@@ -74,12 +99,16 @@ func pss(pid int) int64 {
 	return 0
 }
 
-// pssPeak samples treePSS every interval until stop is called, which
-// returns the peak seen.
-func pssPeak(interval time.Duration) (stop func() int64) {
+// sampleRun samples treePSS and the Chromium processes' CPU every
+// interval until stop is called, which returns the peak PSS (bytes) and
+// the CPU the run's Chromium processes used.
+func sampleRun(interval time.Duration) (stop func() (peak int64, cpu time.Duration)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var peak int64
+	last := map[int]time.Duration{}
+	chromiumCPU(last)
+	before := maps.Clone(last) // processes from before the run (none, usually)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -87,6 +116,7 @@ func pssPeak(interval time.Duration) (stop func() int64) {
 		defer t.Stop()
 		for {
 			peak = max(peak, treePSS())
+			chromiumCPU(last)
 			select {
 			case <-ctx.Done():
 				return
@@ -94,9 +124,15 @@ func pssPeak(interval time.Duration) (stop func() int64) {
 			}
 		}
 	}()
-	return func() int64 {
+	return func() (int64, time.Duration) {
 		cancel()
 		wg.Wait()
-		return max(peak, treePSS())
+		peak = max(peak, treePSS())
+		chromiumCPU(last)
+		var cpu time.Duration
+		for pid, d := range last {
+			cpu += d - before[pid]
+		}
+		return peak, cpu
 	}
 }
