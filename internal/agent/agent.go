@@ -114,6 +114,10 @@ type Config struct {
 	// for today; a model without one leaves the cost unknown
 	// (Usage.CostUnknown). &Price{} is free.
 	Price *Price
+	// PriceDay is the day whose table price the run is costed with: the
+	// shopping run's start, so that every item and the review of one run
+	// cost the same price (zero: the day this agent run ends).
+	PriceDay time.Time
 
 	// Confirmer answers safety confirmations; nil denies them all.
 	Confirmer Confirmer

@@ -84,6 +84,16 @@ type PageDescriber interface {
 	DescribePage(ctx context.Context) (string, error)
 }
 
+// Sleeper is a Computer whose page can sleep while the model thinks
+// (browser.Tab: frozen, no scripts, timers or rendering). The loop puts it
+// to sleep before each model call and wakes it before the call's actions
+// and their screenshot, so a sleeping page costs no CPU and the model sees
+// the page as it is.
+type Sleeper interface {
+	Sleep(ctx context.Context) error
+	Wake(ctx context.Context) error
+}
+
 // ElementNamer is a Computer that can name what is at a point of its
 // screen (the button's or link's text): the trace and the panel then say
 // "clicked “Add to cart”" instead of coordinates.

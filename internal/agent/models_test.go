@@ -156,3 +156,32 @@ func TestCostControlsOnTheWire(t *testing.T) {
 		t.Errorf("a bad media resolution: %s", r.FailureText())
 	}
 }
+
+// TestRunIsCostedOnItsDay: a run is costed with the table's price in force
+// on Config.PriceDay (the shopping run's start), not on the day the agent
+// happens to end: 3.8 Flash at $0.75/$3.75 through 2026-12-31 and
+// $1.50/$7.50 from 2027-01-01.
+func TestRunIsCostedOnItsDay(t *testing.T) {
+	for _, tc := range []struct {
+		day           string
+		input, output float64
+	}{{"2026-12-31", 0.75, 3.75}, {"2027-01-01", 1.50, 7.50}} {
+		h := newHarness(t, walk(2))
+		cfg := h.config()
+		cfg.Model = "gemini-3.8-flash"
+		d, err := time.Parse(time.DateOnly, tc.day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.PriceDay = d.Add(23 * time.Hour)
+		res := agent.Run(context.Background(), cfg, "goal", newFakeComputer(), []agent.Tool{reportTool()})
+		if !res.OK() {
+			t.Fatalf("%s: run = %s", tc.day, res.FailureText())
+		}
+		u := res.Usage
+		want := float64(u.PromptTokens)*tc.input/1e6 + float64(u.OutputTokens)*tc.output/1e6
+		if u.CostUnknown || u.CostUSD != want {
+			t.Errorf("%s: cost = %v (unknown %v), want %v at $%.2f/$%.2f", tc.day, u.CostUSD, u.CostUnknown, want, tc.input, tc.output)
+		}
+	}
+}

@@ -52,7 +52,11 @@ func Run(ctx context.Context, cfg Config, goal string, c Computer, tools []Tool)
 		res = r.loop(goal)
 	}
 	res.Turns = r.turns
-	r.usage = Cost(r.usage, cfg.Model, cfg.Price, time.Now())
+	day := cfg.PriceDay
+	if day.IsZero() {
+		day = time.Now()
+	}
+	r.usage = Cost(r.usage, cfg.Model, cfg.Price, day)
 	res.Usage = r.usage
 	res.Duration = time.Since(start)
 	r.trace.result(res)
@@ -249,7 +253,9 @@ func (r *run) loop(goal string) Result {
 		}
 		r.prune()
 		tt := TraceTurn{Turn: r.turns + 1, Started: time.Now()}
+		r.doze()
 		resp, res := r.callModel(&tt)
+		r.wake()
 		if res != nil {
 			return *res
 		}
@@ -338,6 +344,38 @@ func (r *run) describePage() string {
 	}
 	return tree
 }
+
+// doze puts a Sleeper's page to sleep for the model call; a page that
+// cannot sleep stays awake (it only costs CPU).
+func (r *run) doze() {
+	s, ok := r.c.(Sleeper)
+	if !ok {
+		return
+	}
+	ctx, cancel := r.stepCtx()
+	defer cancel()
+	if err := s.Sleep(ctx); err != nil {
+		r.log.Debug("the page could not sleep while the model thinks", "err", err)
+	}
+}
+
+// wake wakes a Sleeper's page after the model call, before its actions;
+// it is bounded by the parent context only, so that an ended run still
+// leaves its tab awake for whoever closes or reads it.
+func (r *run) wake() {
+	s, ok := r.c.(Sleeper)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.parent), wakeWait)
+	defer cancel()
+	if err := s.Wake(ctx); err != nil {
+		r.log.Debug("the page could not be woken", "err", err)
+	}
+}
+
+// wakeWait bounds waking a page.
+const wakeWait = 30 * time.Second
 
 func (r *run) screenshot() ([]byte, *Result) {
 	ctx, cancel := r.stepCtx()

@@ -678,7 +678,7 @@ func (r *Runner) cartReader(env *environment, limiter agent.Limiter, price *agen
 	}
 	model := &shop.ModelCartReader{
 		Client: env.client, Model: review, CartURL: p.CartURL, Limiter: limiter,
-		Price: price, Logger: r.base,
+		Price: price, Logger: r.base, PriceDay: r.now(), // the run's day, as its agents'
 	}
 	if page == nil {
 		return model

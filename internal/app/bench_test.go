@@ -41,14 +41,22 @@ func BenchmarkShoppingRun(b *testing.B) {
 		b.Fatal("the browser or the Playwright driver is not set up: run make bench (or eval \"$(scripts/setup.sh)\" first)")
 	}
 	delay := benchDelay(b)
-	rates, fanout := map[int]float64{}, map[int]float64{}
+	rates, fanout, peaks := map[int]float64{}, map[int]float64{}, map[int]int64{}
+	calls, cpu := map[int]int{}, map[int]time.Duration{}
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("tabs=%d", n), func(b *testing.B) {
 			var m benchMeasure
 			for range b.N {
-				m.add(benchRun(b, n, delay))
+				o := benchRun(b, n, delay)
+				m.add(o)
+				peaks[n] = max(peaks[n], o.peakPSS)
+				calls[n] = o.calls
+				cpu[n] += o.chromiumCPU
 			}
 			rates[n] = float64(m.items) / m.shopping.Minutes()
+			b.ReportMetric(float64(peaks[n])/(1<<20), "peak-PSS-MiB")
+			b.ReportMetric(float64(calls[n]), "model-calls")
+			b.ReportMetric(cpu[n].Seconds()/float64(b.N*len(benchItems)), "chromium-cpu-s/item")
 			fanout[n] = float64(m.fanItems) / m.fanOut.Minutes()
 			b.ReportMetric(rates[n], "items/min")
 			b.ReportMetric(fanout[n], "fan-out-items/min")
@@ -60,12 +68,23 @@ func BenchmarkShoppingRun(b *testing.B) {
 		fmt.Printf("speed-up at 4 tabs: %.1fx\n", rates[4]/rates[1])
 		fmt.Printf("speed-up at 4 tabs after the first item: %.1fx\n", fanout[4]/fanout[1])
 	}
+	if peaks[1] > 0 && peaks[4] > 0 {
+		// Per tab: what each tab beyond the first adds to the peak.
+		fmt.Printf("memory: peak %d MiB PSS at 4 tabs (%d MiB at 1 tab, %d MiB per added tab; gemini-supply + Chromium + driver)\n",
+			peaks[4]>>20, peaks[1]>>20, (peaks[4]-peaks[1])/3>>20)
+	}
+	if c, ok := calls[1]; ok {
+		fmt.Printf("first run of %d items: %d model calls\n", len(benchItems), c)
+	}
 }
 
 // benchMeasure sums runs.
 type benchMeasure struct {
 	items, fanItems  int
 	shopping, fanOut time.Duration
+	peakPSS          int64 // the run's peak PSS (treePSS), bytes
+	calls            int   // the run's model calls
+	chromiumCPU      time.Duration
 }
 
 func (m *benchMeasure) add(o benchMeasure) {
@@ -110,9 +129,11 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 	defer func() { _ = r.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	stopSampling := sampleRun(250 * time.Millisecond)
 	b.StartTimer()
 	res, err := r.Shop(ctx, runstatus.Request{Source: "bench"})
 	b.StopTimer()
+	peak, cpu := stopSampling()
 	sub.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -140,7 +161,8 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 			last = ev.Time
 		}
 	}
-	return benchMeasure{items: len(benchItems), fanItems: len(benchItems) - 1, shopping: last.Sub(first), fanOut: last.Sub(firstDone)}
+	return benchMeasure{items: len(benchItems), fanItems: len(benchItems) - 1, shopping: last.Sub(first), fanOut: last.Sub(firstDone),
+		peakPSS: peak, calls: ModelCalls(res.Summary), chromiumCPU: cpu}
 }
 
 // BenchmarkReplay shops benchItems twice with one Runner (one demo store,

@@ -78,30 +78,51 @@ func BenchmarkStorePage(b *testing.B) {
 	// for it is the browser's CPU per page: navigate (settled, as the
 	// agent's action), a screenshot, and the widget's whole attack (until
 	// it reports done), which an agent's page goes through while the model
-	// thinks. ms/page is navigate and screenshot only.
+	// thinks. ms/page is navigate and screenshot only; nav-cpu-ms/page the
+	// browser's CPU in that part.
+	//
+	// product_page_with_widget is the page awake while the model thinks
+	// (as before issue 39); product_page_with_widget_asleep is what an
+	// agent tab does now: it sleeps (Tab.Sleep, frozen) after the
+	// screenshot for the same think time — the widget's bound, as the
+	// frozen widget never reports — and wakes before the next navigation.
 	product := demostore.ProductURL("milk-2pct-2l")
 	done := func() int { return f.store.Requests()["GET "+demostore.HostStore+" /en/promo/express-done"] }
-	b.Run("product_page_with_widget", func(b *testing.B) {
-		var took time.Duration
-		cpu := browserCPU(b)
-		for b.Loop() {
-			n, start := done(), time.Now()
-			if err := tab.Navigate(ctx, product); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := tab.Screenshot(ctx); err != nil {
-				b.Fatal(err)
-			}
-			took += time.Since(start)
-			// A widget refused before it runs never reports; its page then
-			// gets the widget's own bound (10 s) to cost what it costs.
-			for end := time.Now().Add(widgetBound); done() == n && time.Now().Before(end); {
-				time.Sleep(50 * time.Millisecond)
-			}
+	for _, asleep := range []bool{false, true} {
+		name := "product_page_with_widget"
+		if asleep {
+			name += "_asleep"
 		}
-		b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/page")
-		b.ReportMetric(float64((browserCPU(b)-cpu).Milliseconds())/float64(b.N), "chromium-cpu-ms/page")
-	})
+		b.Run(name, func(b *testing.B) {
+			var took, navCPU time.Duration
+			cpu := browserCPU(b)
+			for b.Loop() {
+				n, start, cpu0 := done(), time.Now(), browserCPU(b)
+				if err := tab.Navigate(ctx, product); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tab.Screenshot(ctx); err != nil {
+					b.Fatal(err)
+				}
+				took += time.Since(start)
+				navCPU += browserCPU(b) - cpu0
+				if asleep {
+					mustDo(b, "sleep", tab.Sleep(ctx))
+				}
+				// A widget refused before it runs never reports; its page then
+				// gets the widget's own bound (10 s) to cost what it costs.
+				for end := time.Now().Add(widgetBound); done() == n && time.Now().Before(end); {
+					time.Sleep(50 * time.Millisecond)
+				}
+				if asleep {
+					mustDo(b, "wake", tab.Wake(ctx))
+				}
+			}
+			b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/page")
+			b.ReportMetric(float64((browserCPU(b)-cpu).Milliseconds())/float64(b.N), "chromium-cpu-ms/page")
+			b.ReportMetric(float64(navCPU.Milliseconds())/float64(b.N), "nav-cpu-ms/page")
+		})
+	}
 	b.Run("screenshot", func(b *testing.B) {
 		start := time.Now()
 		for b.Loop() {

@@ -35,6 +35,10 @@ type ModelCartReader struct {
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// PriceDay is the day whose table price the reading is costed with:
+	// the run's start, as its agents are (agent.Config.PriceDay; zero:
+	// the day of the reading).
+	PriceDay time.Time
 }
 
 var _ CartReader = (*ModelCartReader)(nil)
@@ -143,7 +147,11 @@ func (m *ModelCartReader) ask(ctx context.Context, parts []*genai.Part) (Cart, e
 			ThoughtTokens: int64(u.ThoughtsTokenCount),
 			TotalTokens:   int64(u.TotalTokenCount),
 		}
-		au = agent.Cost(au, m.Model, m.Price, m.now())
+		day := m.PriceDay
+		if day.IsZero() {
+			day = m.now()
+		}
+		au = agent.Cost(au, m.Model, m.Price, day)
 		usage = report.Usage{PromptTokens: au.PromptTokens, OutputTokens: au.OutputTokens, TotalTokens: au.TotalTokens,
 			CostUSD: au.CostUSD, CostUnknown: au.CostUnknown}
 	}

@@ -183,6 +183,8 @@ type fakeTab struct {
 	// does for a profile with CartOps) when its host says limitsAdds.
 	limit     browser.CartLimit
 	limitBase int // len(cart) when the limit was set
+	// navs are the addresses Navigate opened, in order.
+	navs []string
 }
 
 func (t *fakeTab) LimitCart(f browser.CartLimit) error {
@@ -236,11 +238,19 @@ func (t *fakeTab) ScrollAt(context.Context, agent.Point, agent.Direction, int) e
 	return nil
 }
 func (t *fakeTab) DragAndDrop(context.Context, agent.Point, agent.Point) error { return nil }
-func (t *fakeTab) Navigate(context.Context, string) error                      { return nil }
-func (t *fakeTab) GoBack(context.Context) error                                { return nil }
-func (t *fakeTab) GoForward(context.Context) error                             { return nil }
-func (t *fakeTab) Wait(context.Context, time.Duration) error                   { return nil }
-func (t *fakeTab) TakeNotices() []string                                       { return nil }
+func (t *fakeTab) Navigate(_ context.Context, u string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.navs = append(t.navs, u)
+	if t.host != nil && t.host.navErr != nil {
+		return t.host.navErr
+	}
+	return nil
+}
+func (t *fakeTab) GoBack(context.Context) error              { return nil }
+func (t *fakeTab) GoForward(context.Context) error           { return nil }
+func (t *fakeTab) Wait(context.Context, time.Duration) error { return nil }
+func (t *fakeTab) TakeNotices() []string                     { return nil }
 func (t *fakeTab) SetItem(_ context.Context, name string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -276,6 +286,7 @@ type fakeHost struct {
 	closed     bool
 	limitsAdds bool               // the tabs enforce the item's cart limit (a profile with CartOps)
 	tabFor     func(*fakeTab) Tab // when set, the tab NewTab returns
+	navErr     error              // every tab's Navigate fails with it
 }
 
 var _ Host = (*fakeHost)(nil)

@@ -294,10 +294,19 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		r.log.Debug("setting the banner failed", "item", it.p.item.Name, "err", err)
 	}
 
+	// Code opens the search results (and answers a postal-code dialog the
+	// profile can answer) before the model's first call: the model's first
+	// screenshot is the results, not a blank tab to navigate from. A
+	// replay's hand-over keeps its product page; an item with a replay
+	// note and no tab on the page opens that page by its own first call.
+	replay := it.replayNoteFor(onPage)
+	search := r.cfg.Store.SearchURL(it.query)
+	onSearch := !onPage && replay == nil && it.openSearch(ctx, tab, search)
 	data := PromptData{
 		StoreName:     r.storeName(),
 		Host:          hostOf(r.cfg.Store.HomeURL),
-		SearchURL:     r.cfg.Store.SearchURL(it.query),
+		SearchURL:     search,
+		OnSearch:      onSearch,
 		ItemName:      it.p.item.Name,
 		Query:         it.query,
 		QueryFromUser: it.fromUser,
@@ -309,7 +318,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 		AlwaysAsk:     it.policy.Ask,
 		AnyBrand:      it.policy.AnyBrand,
 		StoreHint:     r.cfg.Store.Hint,
-		Replay:        it.replayNoteFor(onPage),
+		Replay:        replay,
 		Earlier:       it.earlierAdds(),
 		MaybeAdded:    it.maybeAdded(r.cfg.Store.CartSetup),
 	}

@@ -201,6 +201,11 @@ func (r *run) finalCtx(ctx context.Context) (context.Context, context.CancelFunc
 
 func (r *run) run(ctx context.Context) (Result, error) {
 	r.started = r.now()
+	if r.agentCfg.PriceDay.IsZero() {
+		// Every item of the run is costed with the price in force on the
+		// day it started, as the review is (ModelCartReader.PriceDay).
+		r.agentCfg.PriceDay = r.started
+	}
 	r.setState(runstatus.StateInitializing, "")
 
 	items, err := r.cfg.Provider.Items(ctx)

@@ -27,6 +27,9 @@ type PromptData struct {
 	Host string
 	// SearchURL opens the search results for Query.
 	SearchURL string
+	// OnSearch: the tab is on SearchURL's results already (the run opened
+	// them before the model's first call).
+	OnSearch bool
 	// ItemName is the item as the list says it ("2x milk 2%").
 	ItemName string
 	// Query is what to look for (the product part of ItemName, or the

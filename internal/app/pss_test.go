@@ -1,0 +1,138 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// chromiumCPU adds to last the CPU time (user + system, /proc/<pid>/stat)
+// of each Chromium process this process started, by pid: sampled during a
+// run, the last sample of a process that ended still counts.
+func chromiumCPU(last map[int]time.Duration) {
+	walkTree(func(pid int, comm string, stat []string) {
+		if strings.HasPrefix(comm, "chrom") && len(stat) > 12 {
+			ut, _ := strconv.ParseInt(stat[11], 10, 64)
+			st, _ := strconv.ParseInt(stat[12], 10, 64)
+			last[pid] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+		}
+	})
+}
+
+// walkTree calls f for every process this process started (and itself),
+// with its command name and the fields of its stat after the name.
+func walkTree(f func(pid int, comm string, stat []string)) {
+	type proc struct {
+		ppid int
+		comm string
+		stat []string
+	}
+	procs := map[int]proc{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fs := strings.Fields(s[end+1:])
+		if len(fs) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fs[1])
+		procs[pid] = proc{ppid: ppid, comm: s[open+1 : end], stat: fs}
+	}
+	self := os.Getpid()
+	for pid, p := range procs {
+		for q := pid; q > 1; q = procs[q].ppid {
+			if q == self {
+				f(pid, p.comm, p.stat)
+				break
+			}
+		}
+	}
+}
+
+// treePSS is the summed proportional set size (PSS, /proc/<pid>/smaps_rollup)
+// of this process and every process it started, in bytes: gemini-supply
+// (the test binary runs it in-process), its Chromium and the Playwright
+// driver. PSS shares each shared page among the processes that map it, so
+// the sum is what the tree costs the machine (RSS would count Chromium's
+// shared pages once per process).
+func treePSS() int64 {
+	var sum int64
+	walkTree(func(pid int, _ string, _ []string) { sum += pss(pid) })
+	return sum
+}
+
+// pss is one process's PSS in bytes (0 when it is gone).
+func pss(pid int) int64 {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "Pss:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// sampleRun samples treePSS and the Chromium processes' CPU every
+// interval until stop is called, which returns the peak PSS (bytes) and
+// the CPU the run's Chromium processes used.
+func sampleRun(interval time.Duration) (stop func() (peak int64, cpu time.Duration)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var peak int64
+	last := map[int]time.Duration{}
+	chromiumCPU(last)
+	before := maps.Clone(last) // processes from before the run (none, usually)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			peak = max(peak, treePSS())
+			chromiumCPU(last)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (int64, time.Duration) {
+		cancel()
+		wg.Wait()
+		peak = max(peak, treePSS())
+		chromiumCPU(last)
+		var cpu time.Duration
+		for pid, d := range last {
+			cpu += d - before[pid]
+		}
+		return peak, cpu
+	}
+}
