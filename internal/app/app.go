@@ -381,7 +381,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		if r.cfg.DataDir != "" && os.MkdirAll(r.cfg.DataDir, 0o755) == nil {
 			cartFile = filepath.Join(r.cfg.DataDir, "demo-cart.json")
 		}
-		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile})
+		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile, SignInChallenge: r.cfg.DemoSignInChallenge})
 		if err != nil {
 			return nil, fmt.Errorf("start the demo store: %w", err)
 		}
