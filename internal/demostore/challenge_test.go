@@ -59,4 +59,3 @@ func TestSignInChallenge(t *testing.T) {
 		t.Fatal("the used challenge is still pending")
 	}
 }
-
