@@ -11,6 +11,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/takeover"
 )
 
 // newPanel builds the web panel of serve and shop --ui: start and stop
@@ -19,10 +20,10 @@ import (
 func newPanel(cfg config.Config, logger *slog.Logger, ingress bool,
 	start func(context.Context, runstatus.Request) error, stop func(context.Context, string) error,
 	preview func(context.Context, bool) (shoppinglist.Plan, error),
-	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error)) (*panel.Panel, error) {
+	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error), reg *takeover.Registry) (*panel.Panel, error) {
 	return panel.New(panel.Options{
 		Ingress: ingress, Logger: logger, Start: start, Stop: stop, Preview: preview,
 		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger), CartAction: cartAction,
-		Messages: messages.For(cfg.Language),
+		Messages: messages.For(cfg.Language), Takeover: reg,
 	})
 }

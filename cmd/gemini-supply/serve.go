@@ -22,6 +22,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/serve"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
+	"github.com/gemini-supply/gemini-supply/internal/takeover"
 	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
@@ -128,7 +129,7 @@ func serveDiscoverTelegramChat(ctx context.Context, cfg config.Config, logger *s
 // until ctx ends (SIGTERM).
 func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slog.Logger, uiAddr string) error {
 	bus := &runstatus.Bus{}
-	deps := app.Deps{Bus: bus, Logger: logger}
+	deps := app.Deps{Bus: bus, Logger: logger, Takeover: takeover.New(logger)}
 	opts := serve.Options{Logger: logger, Bus: bus}
 	// The triggers below are built before the server; they stop runs through it.
 	var srv *serve.Server
@@ -193,7 +194,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) },
 			func(ctx context.Context, req reviewpack.Request) (reviewpack.Action, error) {
 				return app.CartActions(runner, srv.Start)(ctx, req)
-			})
+			}, deps.Takeover)
 		if err != nil {
 			return err
 		}

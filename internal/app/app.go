@@ -36,12 +36,18 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/store"
+	"github.com/gemini-supply/gemini-supply/internal/takeover"
 	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 // Deps are a run's collaborators that do not come from the configuration
 // alone: the integrations `serve` (or the CLI) sets up.
 type Deps struct {
+	// Takeover, when set, is offered a tab that needs a person (a sign-in
+	// challenge the scripted login cannot pass): the run waits at sign-in
+	// until the household hands it back from the panel (issue 42). Nil
+	// fails such a login with browser.ErrNeedsPerson.
+	Takeover *takeover.Registry
 	// Provider is the shopping list; nil opens the YAML file named by
 	// Config.ShoppingList for each run.
 	Provider shoppinglist.Provider
@@ -535,6 +541,7 @@ func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, er
 			Username:       env.username,
 			Password:       env.password,
 			Logger:         r.base,
+			NeedsPerson:    r.needsPerson(),
 		})
 		if err != nil {
 			return nil, err
@@ -683,4 +690,16 @@ func wrongProducts(in map[string]runstatus.WrongProduct) map[string]shop.WrongPr
 		out[item] = shop.WrongProduct{Name: p.Name, URL: p.URL, ProductID: p.ProductID}
 	}
 	return out
+}
+
+// needsPerson offers the login tab to the panel's take over, when there is
+// one.
+func (r *Runner) needsPerson() func(context.Context, *browser.Handoff) error {
+	reg := r.deps.Takeover
+	if reg == nil {
+		return nil
+	}
+	return func(ctx context.Context, t *browser.Handoff) error {
+		return reg.Offer(ctx, t, takeover.ReasonSignIn, "")
+	}
 }
