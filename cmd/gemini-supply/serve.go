@@ -156,6 +156,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			deps.Notifiers = append(deps.Notifiers, app.Notifier(cfg, ha))
 		}
 		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger).WithStop(stop))
+		deps.Takeover.OnOffer = app.NeedsYouNotice(cfg, ha, logger)
 		sink := app.EventSink(cfg, ha, logger)
 		opts.Subscribers = append(opts.Subscribers, sink)
 		opts.OnBusy = append(opts.OnBusy, sink.BusyReporter())
