@@ -14,6 +14,9 @@ import (
 // registry).
 
 func (p *Panel) routeTakeover() {
+	p.mux.HandleFunc("GET /static/takeover.js", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "static/takeover.js")
+	})
 	if p.opts.Takeover == nil {
 		return
 	}
