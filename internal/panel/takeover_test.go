@@ -1,9 +1,12 @@
 package panel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,7 +35,9 @@ func (f *fakeTab) Click(_ context.Context, x, y int) error {
 func (f *fakeTab) Type(_ context.Context, s string) error { return f.rec("type " + s) }
 func (f *fakeTab) Key(_ context.Context, k string) error  { return f.rec("key " + k) }
 func (f *fakeTab) Screenshot(context.Context) ([]byte, error) {
-	return []byte("\x89PNG\r\n\x1a\n"), nil
+	var b bytes.Buffer
+	err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 1000, 500)))
+	return b.Bytes(), err
 }
 func (f *fakeTab) Evaluate(context.Context, string, any) (any, error) {
 	return `[{"kind":"link","label":"Sign in","x":100,"y":50,"w":100,"h":20}]`, nil
