@@ -295,8 +295,8 @@ func TestSixItemsConcurrency(t *testing.T) {
 			})
 		}
 	})
-	if t.Failed() {
-		return
+	if got[0] == "" || got[1] == "" {
+		return // a run stopped the test (its subtest said why)
 	}
 	if got[0] != got[1] {
 		t.Errorf("outcomes differ:\n c=1: %s\n c=3: %s", got[0], got[1])

@@ -50,8 +50,8 @@ func TestFrenchListShopsLikeItsEnglishTwin(t *testing.T) {
 		t.Run("english", func(t *testing.T) { t.Parallel(); en = shop(t, english) })
 		t.Run("french", func(t *testing.T) { t.Parallel(); fr = shop(t, french) })
 	})
-	if t.Failed() {
-		return
+	if en.cart == nil || fr.cart == nil {
+		return // a shop stopped the test (its subtest said why)
 	}
 	if len(en.cart) < 4 {
 		t.Fatalf("the English list filled too little to compare: %v (%v)", en.cart, en.outcomes)
