@@ -88,6 +88,7 @@ func TestSoldOutQuestion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each answer has its own runner, store and browser
 			e := newE2E(t, "butter")
 			rec := &recorder{answers: []choice.Answer{tt.answer}}
 			e.deps.Resolver = rec

@@ -275,17 +275,28 @@ func checkSix(t *testing.T, e *e2e, res shop.Result) {
 // TestSixItemsConcurrency: concurrency 1 and 3 give identical outcomes.
 func TestSixItemsConcurrency(t *testing.T) {
 	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
-	var got []string
-	for _, n := range []int{1, 3} {
-		e := newE2E(t, sixItems...)
-		e.cfg.Concurrency = n
-		e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"coffee": scripted.ServerError}
-		res, err := e.shop(context.Background())
-		if err != nil {
-			t.Fatalf("concurrency %d: %v", n, err)
+	// The two runs shop at the same time, each with its own runner, store
+	// and browser (a slot of go test's -parallel each); the comparison
+	// waits for both.
+	got := make([]string, 2)
+	t.Run("runs", func(t *testing.T) {
+		for i, n := range []int{1, 3} {
+			t.Run(fmt.Sprintf("concurrency %d", n), func(t *testing.T) {
+				t.Parallel()
+				e := newE2E(t, sixItems...)
+				e.cfg.Concurrency = n
+				e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"coffee": scripted.ServerError}
+				res, err := e.shop(context.Background())
+				if err != nil {
+					t.Fatalf("concurrency %d: %v", n, err)
+				}
+				checkSix(t, e, res)
+				got[i] = fmtMap(outcomes(res.Summary)) + " | " + fmtMap(e.list())
+			})
 		}
-		checkSix(t, e, res)
-		got = append(got, fmtMap(outcomes(res.Summary))+" | "+fmtMap(e.list()))
+	})
+	if got[0] == "" || got[1] == "" {
+		return // a run stopped the test (its subtest said why)
 	}
 	if got[0] != got[1] {
 		t.Errorf("outcomes differ:\n c=1: %s\n c=3: %s", got[0], got[1])

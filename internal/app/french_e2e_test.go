@@ -21,7 +21,7 @@ func TestFrenchListShopsLikeItsEnglishTwin(t *testing.T) {
 		outcomes []string
 		cart     map[string]int
 	}
-	shop := func(items []string) run {
+	shop := func(t *testing.T, items []string) run {
 		e := newE2E(t, items...)
 		res, err := e.shop(context.Background())
 		if err != nil {
@@ -42,7 +42,17 @@ func TestFrenchListShopsLikeItsEnglishTwin(t *testing.T) {
 		}
 		return r
 	}
-	en, fr := shop(english), shop(french)
+	// The two lists shop at the same time, each with its own runner,
+	// store and browser (a slot of go test's -parallel each); the
+	// comparison waits for both.
+	var en, fr run
+	t.Run("runs", func(t *testing.T) {
+		t.Run("english", func(t *testing.T) { t.Parallel(); en = shop(t, english) })
+		t.Run("french", func(t *testing.T) { t.Parallel(); fr = shop(t, french) })
+	})
+	if en.cart == nil || fr.cart == nil {
+		return // a shop stopped the test (its subtest said why)
+	}
 	if len(en.cart) < 4 {
 		t.Fatalf("the English list filled too little to compare: %v (%v)", en.cart, en.outcomes)
 	}

@@ -31,6 +31,7 @@ import (
 // product already gone says so plainly; Wrong product asks first and its
 // re-shop shows on the week's review, which stays.
 func TestThePanelsCartIsTheStoresCart(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "milk", "eggs", "bananas", "butter")
 	bus := &runstatus.Bus{}
 	e.deps.Bus = bus

@@ -21,6 +21,7 @@ import (
 // store: the store's cart still holds one box, and the item says its tab
 // was refused.
 func TestTwelveEggsIsOneBox(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	for _, tc := range []struct {
 		name         string
 		item, query  string
@@ -33,6 +34,7 @@ func TestTwelveEggsIsOneBox(t *testing.T) {
 		{"three apples are one bag", "3 apples", "apples", "", "apples-", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own runner, store and browser
 			e := newE2E(t, tc.item)
 			if tc.model != "" {
 				e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{tc.query: tc.model}
@@ -84,6 +86,7 @@ func TestTwelveEggsIsOneBox(t *testing.T) {
 // replays the remembered box by code and adds one box again — the packages
 // that cover the item, read from the product's page — not twelve.
 func TestTwelveEggsReplaysOneBox(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "12 eggs")
 	calls := &agentCalls{n: map[string]int{}}
 	e.deps.Scripted.Wrap = calls.wrap

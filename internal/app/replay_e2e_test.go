@@ -164,6 +164,7 @@ func cartUnits(s *demostore.Server) map[string]int {
 // add asks for the postal code again: every remembered item is still
 // replayed by code, with no model call for it, one unit each.
 func TestReplayInANewProcess(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	items := []string{"milk", "bananas", "eggs"}
 	e := newE2E(t, items...)
 	e.cfg.PostalCode = "" // as the command line leaves it

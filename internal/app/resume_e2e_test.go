@@ -31,6 +31,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		killedRunChild(t)
 		return
 	}
+	t.Parallel() // its own runner, store, browser, files and child process: see docs/testing.md
 	e := newE2E(t, "bananas", "sourdough bread", "2x eggs", "olive oil")
 	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()

@@ -26,6 +26,7 @@ const orangeJuice = "orange-juice-1540ml"
 // the item's tab refuses the add before it reaches the store, and the
 // item's result says so. Pinning the juice (⭐) takes the mark back.
 func TestWrongProductNeverReturns(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "oranges")
 	var ignore atomic.Bool
 	e.deps.Scripted.Wrap = ignoringWrong(&ignore)
@@ -129,6 +130,7 @@ func TestWrongProductNeverReturns(t *testing.T) {
 // another quantity, the list wins. (A count of packages: "12 eggs", a
 // count of pieces, is one box of 12 by the quantity rule.)
 func TestChangedQuantityIsBoughtNextTime(t *testing.T) {
+	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "3x eggs")
 	res, err := e.shop(context.Background())
 	if err != nil {

@@ -418,6 +418,7 @@ func TestDemoExpressCheckoutWidgetIsStopped(t *testing.T) {
 // no switch for) is refused by the proxy, and speculation rules neither
 // prefetch nor prerender, even for allowed addresses.
 func TestPrefetchAndPrerenderAreOff(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	site := newAttackSite(t)
 	h := launch(t, baseOptions(t, store.Demo(), t.TempDir(), site.rules(), nil))
@@ -451,6 +452,7 @@ func TestPrefetchAndPrerenderAreOff(t *testing.T) {
 // login header too — and none may reach a server, while the login itself,
 // through its redirects, completes.
 func TestOtherTabsGetNoLoginPermissions(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	s, err := demostore.Start(t.Context(), demostore.Options{})
 	if err != nil {

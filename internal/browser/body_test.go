@@ -243,6 +243,7 @@ func TestProxyReadsBodiesAndParameters(t *testing.T) {
 // server receives none of them, while a cart operation's fetch still
 // reaches it with its body.
 func TestOrderWordsInBodiesAreRefusedInChromium(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	site := newBodySite(t)
 	prof := store.Metro()
@@ -367,6 +368,7 @@ func TestDemoCartStillWorksUnderBodyChecks(t *testing.T) {
 // operations) never reach the store, while the page's allowed beacon
 // (sent last) does.
 func TestPagehideBeaconsAreRefused(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	site := newBodySite(t)
 	prof := store.Metro()

@@ -24,6 +24,7 @@ const addJS = `async ([id, qty]) => {
 // the units and the store's answer; another tab's changes are not in it.
 // While a login runs, cart changes wait at the proxy and go out after it.
 func TestCartRequestsAttributedToTheirTab(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	s, err := demostore.Start(context.Background(), demostore.Options{})
 	if err != nil {

@@ -70,6 +70,7 @@ func serveDiet(f *siteFixture) http.HandlerFunc {
 // loads only the document and the store's own scripts and fetches: no
 // frame at all, no image; switched back, the tab loads like an agent tab.
 func TestTabsRefuseWhatTheyDoNotNeed(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	f := newSite(t)
 	defer f.close()

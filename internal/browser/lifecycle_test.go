@@ -86,6 +86,7 @@ func TestDemoShoppingClicksHitTiles(t *testing.T) {
 // logged), a session that survives a restart with the same profile, an
 // expired session detected, and a failed login that says why.
 func TestLoginSessionLifecycle(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	const password = "s3cret-Pässword!2718"
 	const username = "lifecycle@demo.test"
@@ -455,6 +456,7 @@ func TestCloseWithoutDeadlineIsBounded(t *testing.T) {
 // Data"), and form data saved before (by an older version) is removed at
 // the next launch.
 func TestNoCredentialsAtRest(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	const username = "at-rest@demo.test"
 	s, err := demostore.Start(context.Background(), demostore.Options{Username: username, Password: "at-rest-password"})

@@ -20,6 +20,7 @@ import (
 // — and a signed-in session is still recognised rather than sent through
 // the login form, which a signed-in page does not show.
 func TestLoginOnABusyMachine(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	s, err := demostore.Start(context.Background(), demostore.Options{})
 	if err != nil {
@@ -64,6 +65,7 @@ func TestLoginOnABusyMachine(t *testing.T) {
 // which step and that the page did not answer in time (not to check the
 // password); a refused password says to check the credentials.
 func TestLoginErrorsSayWhatHappened(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	s, err := demostore.Start(context.Background(), demostore.Options{})
 	if err != nil {

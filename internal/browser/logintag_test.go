@@ -19,6 +19,7 @@ import (
 // identity site's post back and requests to the login hosts carry the
 // login's token. The login itself then completes.
 func TestLoginTabScriptsGetNoLoginPermissions(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	s, err := demostore.Start(t.Context(), demostore.Options{})
 	if err != nil {

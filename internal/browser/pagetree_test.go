@@ -17,6 +17,7 @@ import (
 // boxes in the model's coordinates that are where the screenshot shows
 // them.
 func TestDescribePageReadsTheStorePage(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	s, err := demostore.Start(t.Context(), demostore.Options{})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // identity site — never because a page is still loading or draws its
 // header late (what a busy machine looks like).
 func TestSessionCheckNeedsEvidence(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	hang := make(chan struct{})
 	defer close(hang)

@@ -125,6 +125,7 @@ const rtcScript = `async ({hosts, port}) => {
 // record of everything its network stack did) may show no resolution of
 // the page's names and no UDP socket towards them.
 func TestNoSideDoors(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	sink := newPortSink(t, 0, true)
 	site := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

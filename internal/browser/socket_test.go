@@ -166,6 +166,7 @@ func TestProxyRefusesWebSocketsToTheStore(t *testing.T) {
 // refused in each frame before its first script (the context's socket
 // guard), and the proxy refuses the upgrade behind them.
 func TestNoWebSocketReachesTheStore(t *testing.T) {
+	t.Parallel() // its own Host, store or site and files: see docs/testing.md
 	requireBrowser(t)
 	for _, prof := range attackProfiles() {
 		t.Run(prof.Name, func(t *testing.T) {
