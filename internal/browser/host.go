@@ -71,6 +71,7 @@ const (
 	popupURLWait          = 10 * time.Second
 	closeStepTimeout      = 5 * time.Second
 	staleRequestAfter     = 5 * time.Second
+	answeredGrace         = time.Second // a request's body, after its response's headers (requestsBusyLocked)
 	maxWait               = time.Minute
 	actionGrace           = 2 * time.Second // after the action timeout, before act gives up on a call
 	settlePollInterval    = 20 * time.Millisecond

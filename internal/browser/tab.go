@@ -22,7 +22,7 @@ type pageState struct {
 	item        string
 	itemAsks    int // how many documents of this tab asked for item (tests)
 	notices     []string
-	inflight    map[playwright.Request]time.Time
+	inflight    map[playwright.Request]inflightReq
 	navPending  bool      // a top-level navigation was requested and has not ended
 	navAt       time.Time // when the last top-level navigation was requested
 	committedAt time.Time // when the last top-level navigation committed
@@ -40,6 +40,31 @@ type pageState struct {
 
 	limitMu sync.Mutex // one cart-limit decision at a time
 	guardMu sync.Mutex // one change of the guard's patterns at a time
+}
+
+// inflightReq is a tracked request: when it was sent and when its
+// response's headers came (zero: not yet).
+type inflightReq struct{ sent, answered time.Time }
+
+// requestsBusyLocked says whether a tracked request keeps the page busy at
+// now: one not answered yet, for staleRequestAfter after it was sent; one
+// answered, for answeredGrace after its response came (its body). Chromium
+// does not always say that an answered request ended — a frame's fetch
+// answered 403 by the policy, for one, gets neither requestfinished nor
+// requestfailed — so an answer, not an end, is what settling waits for.
+// Requests past those bounds are forgotten. Called with s.mu held.
+func (s *pageState) requestsBusyLocked(now time.Time) bool {
+	busy := false
+	for r, e := range s.inflight {
+		switch {
+		case !e.answered.IsZero() && now.Sub(e.answered) >= answeredGrace,
+			e.answered.IsZero() && now.Sub(e.sent) >= staleRequestAfter:
+			delete(s.inflight, r)
+		default:
+			busy = true
+		}
+	}
+	return busy
 }
 
 // trackedTypes are the request types that must finish before a page counts
@@ -98,7 +123,7 @@ func (h *Host) NewTab(ctx context.Context) (*Tab, error) {
 		}
 		return nil, fmt.Errorf("browser: opening a tab: %w", err)
 	}
-	st := &pageState{inflight: map[playwright.Request]time.Time{}}
+	st := &pageState{inflight: map[playwright.Request]inflightReq{}}
 	t := &Tab{h: h, g: g, page: p, st: st, sem: make(chan struct{}, 1)}
 	st.tab = t
 	h.mu.Lock()
@@ -146,7 +171,7 @@ func (t *Tab) listen() {
 		now := time.Now()
 		st.mu.Lock()
 		if tracked {
-			st.inflight[r] = now
+			st.inflight[r] = inflightReq{sent: now}
 		}
 		if main {
 			st.navPending, st.navAt = true, now
@@ -185,6 +210,10 @@ func (t *Tab) listen() {
 	})
 	p.OnResponse(func(resp playwright.Response) {
 		st.mu.Lock()
+		if e, ok := st.inflight[resp.Request()]; ok {
+			e.answered = time.Now()
+			st.inflight[resp.Request()] = e
+		}
 		c, isCart := st.cart.onResponse(resp.Request(), resp.Status())
 		if len(st.grants) > 0 {
 			st.settleGrantLocked(requestKey(resp.Request().Method(), resp.Request().URL()), resp.Status() >= 200 && resp.Status() < 300)
@@ -383,11 +412,8 @@ func (t *Tab) settle(start, deadline time.Time) error {
 		if navRequested && !t.st.committedAt.After(start) && !t.st.navAt.After(start) {
 			busy = true // the navigation has not reached the network yet
 		}
-		for _, at := range t.st.inflight {
-			if time.Since(at) < staleRequestAfter {
-				busy = true
-				break
-			}
+		if t.st.requestsBusyLocked(time.Now()) {
+			busy = true
 		}
 		popups := len(t.st.popups) > 0
 		t.st.mu.Unlock()
