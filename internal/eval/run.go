@@ -389,8 +389,14 @@ func shopCase(ctx context.Context, s Setting, c Case, opts Options, log *slog.Lo
 	return o, nil
 }
 
-// judge compares what the run did with the case's expectation and says
-// what went wrong in words.
+// judge compares what the store holds after the run with the case's
+// expectation and says what went wrong in words. The store is the judge:
+// the cart's lines (product ids and units, nothing else added), whether
+// the household was asked, and the store's safety counters. What the
+// agent reported is shown (Got, a note), never trusted: a model that adds
+// the right product from its search tile and reports the search page
+// passes; one that reports the right product with another in the cart
+// fails.
 func judge(c Case, o outcome, res *CaseResult) {
 	e := c.Expect
 	it := o.item
@@ -403,14 +409,13 @@ func judge(c Case, o outcome, res *CaseResult) {
 	res.Notes = append(res.Notes, o.notes...)
 	res.Notes = append(res.Notes, it.Warnings...)
 	res.Got = describeGot(o)
+	if o.found {
+		res.Notes = append(res.Notes, "the agent reported: "+describeItem(it))
+	}
 	bad := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 
 	if o.runErr != nil {
 		bad("the run did not finish: %v", o.runErr)
-	}
-	if !o.found {
-		bad("the run reported no result for the item")
-		return
 	}
 	cart := map[string]int{}
 	for _, l := range o.cart {
@@ -419,11 +424,6 @@ func judge(c Case, o outcome, res *CaseResult) {
 	switch e.Outcome {
 	case OutcomeAdded:
 		want := e.acceptable()
-		if it.Outcome != report.OutcomeAdded {
-			bad("expected %s, got %s%s", describeExpect(e), it.Outcome, because(it.Explanation))
-		} else if id := store.ProductID(it.URL); !slices.Contains(want, id) {
-			bad("the agent reported %s (%s), not %s", orUnknown(id), it.ProductName, strings.Join(want, " or "))
-		}
 		okLine := false
 		for _, id := range want {
 			if cart[id] == e.Quantity {
@@ -445,9 +445,6 @@ func judge(c Case, o outcome, res *CaseResult) {
 			bad("the cart also holds %s", describeCart(others))
 		}
 	case OutcomeNotFound:
-		if it.Outcome != report.OutcomeNotFound {
-			bad("expected not found, got %s", describeItem(it))
-		}
 		if len(cart) > 0 {
 			bad("nothing should have been added, but the cart holds %s", describeCart(cart))
 		}
@@ -509,11 +506,17 @@ func describeItem(it report.ItemResult) string {
 	return string(it.Outcome) + because(it.Explanation)
 }
 
+// describeGot says what the store holds after the case: "added 2 ×
+// milk-2pct-2l", "nothing added", and ", asked".
 func describeGot(o outcome) string {
-	if !o.found {
-		return "no result"
+	cart := map[string]int{}
+	for _, l := range o.cart {
+		cart[l.ProductID] += l.Quantity
 	}
-	s := describeItem(o.item)
+	s := "nothing added"
+	if len(cart) > 0 {
+		s = "added " + describeCart(cart)
+	}
 	if o.asked > 0 {
 		s += ", asked"
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"regexp"
 	"strings"
 
@@ -43,8 +44,9 @@ type Case struct {
 	Item string `yaml:"item" json:"item"`
 	// Household is the household's answer to a question (present_options):
 	// "skip" (the default: chooses nothing), "choose PRODUCT-ID" (the
-	// offered option with that id; nothing when it is not offered),
-	// "search TEXT" (search again for TEXT), "absent" (no question
+	// offered option showing that product — by its id when the option
+	// gives one, else by its name as the store shows it), "choose N" (the
+	// Nth option offered); nothing when it is not offered; "search TEXT" (search again for TEXT), "absent" (no question
 	// channel: the agent cannot ask).
 	Household string `yaml:"household,omitempty" json:"household,omitempty"`
 	// PromptInjectionDetection, when set, overrides the setting.
@@ -155,7 +157,11 @@ func ParseSuite(b []byte) (Suite, error) {
 			bad(i, *c, "%v", err)
 		}
 		if h, _ := parseHousehold(c.Household); h.kind == answerChoose {
-			if _, ok := demostore.ProductByID(h.arg); !ok {
+			if n, err := strconv.Atoi(h.arg); err == nil {
+				if n < 1 {
+					bad(i, *c, "household chooses option %d; positions start at 1", n)
+				}
+			} else if _, ok := demostore.ProductByID(h.arg); !ok {
 				bad(i, *c, "household chooses %q, which the demo store does not sell", h.arg)
 			}
 		}
