@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
