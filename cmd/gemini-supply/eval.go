@@ -33,7 +33,7 @@ command line, configuration or suite.`
 
 func runEval(ctx context.Context, args []string, s stdio) int {
 	fs := newFlagSet("eval", "[flags]", evalAbout)
-	models := fs.String("model", config.ScriptedModel, "comma-separated models to compare (scripted: the offline planner)")
+	models := fs.String("model", config.ScriptedModel, "comma-separated models to compare (scripted: the offline planner; baseline: the first in-stock result, always compared)")
 	thinking := fs.String("thinking-level", "", "comma-separated thinking levels to compare (low, medium, high; empty: configured)")
 	media := fs.String("media-resolution", "", "comma-separated screenshot resolutions to compare (low, medium, high; empty: configured)")
 	concurrency := fs.Int("concurrency", 2, "cases run at once, each in its own demo store and browser")
@@ -81,7 +81,11 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 		return exitCode(usageFailure("eval", s.err, errors.New("--model names no model")))
 	}
 	cfg.Store = "demo"
+	settings = eval.WithBaseline(settings)
 	for _, st := range settings {
+		if st.Model == eval.BaselineModel {
+			continue // no model: nothing to configure
+		}
 		c := cfg
 		c.GeminiModel = st.Model
 		if st.ThinkingLevel != "" {
