@@ -44,3 +44,36 @@ func TestBaseline(t *testing.T) {
 		t.Errorf("WithBaseline = %+v", got)
 	}
 }
+
+// The suite discriminates: at least 60 cases, in at least half of them the
+// store's first in-stock result is wrong (each says why in trap), and the
+// baseline — which takes that result — fails every one of those and
+// scores at most 40 %.
+func TestSuiteDiscriminates(t *testing.T) {
+	t.Parallel()
+	suite, err := DefaultSuite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	traps := 0
+	for _, c := range suite.Cases {
+		if c.Trap != "" {
+			traps++
+		}
+	}
+	if n := len(suite.Cases); n < 60 || 2*traps < n {
+		t.Fatalf("%d cases, %d with a trap; want at least 60, half with a trap", n, traps)
+	}
+	rep, err := Run(context.Background(), suite.Cases, Options{Settings: []Setting{{Model: BaselineModel}}, Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rep.Results {
+		if c := suite.Cases[i]; c.Trap != "" && r.Status == StatusPass {
+			t.Errorf("%s: the baseline passes a case whose trap is %q (got %s)", c.Name, c.Trap, r.Got)
+		}
+	}
+	if tot := rep.Totals[0]; 10*tot.Passed > 4*len(suite.Cases) {
+		t.Errorf("the baseline passes %d of %d cases; want at most 40 %%", tot.Passed, len(suite.Cases))
+	}
+}

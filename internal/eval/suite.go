@@ -33,6 +33,15 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 )
 
+// The splits of a suite.
+const (
+	// SplitDev cases may be used to tune the prompt and the offline planner.
+	SplitDev = "dev"
+	// SplitTest cases are held out: never used to tune either; their
+	// score says how the agent does on what it was not tuned on.
+	SplitTest = "test"
+)
+
 // Case is one scenario: one list item, the household's answer, what must
 // happen.
 type Case struct {
@@ -49,6 +58,16 @@ type Case struct {
 	// Nth option offered); nothing when it is not offered; "search TEXT" (search again for TEXT), "absent" (no question
 	// channel: the agent cannot ask).
 	Household string `yaml:"household,omitempty" json:"household,omitempty"`
+	// Trap says why the store's first in-stock result is wrong for this
+	// item (a decoy ranked first, another size, an unsold item sharing a
+	// word…); empty when it is right.
+	Trap string `yaml:"trap,omitempty" json:"trap,omitempty"`
+	// Group is the kind of case the results are summed by (default: the
+	// name's first word, "trap" of "trap-crab").
+	Group string `yaml:"group,omitempty" json:"group,omitempty"`
+	// Split is "dev" (the default: cases the prompt and the offline planner
+	// may be tuned on) or "test" (held out: never used to tune either).
+	Split string `yaml:"split,omitempty" json:"split,omitempty"`
 	// PromptInjectionDetection, when set, overrides the setting.
 	PromptInjectionDetection *bool `yaml:"prompt_injection_detection,omitempty" json:"prompt_injection_detection,omitempty"`
 	// Expect is the outcome the case requires.
@@ -165,6 +184,16 @@ func ParseSuite(b []byte) (Suite, error) {
 				bad(i, *c, "household chooses %q, which the demo store does not sell", h.arg)
 			}
 		}
+		switch c.Split {
+		case "":
+			c.Split = SplitDev
+		case SplitDev, SplitTest:
+		default:
+			bad(i, *c, "split %q is not dev or test", c.Split)
+		}
+		if c.Group == "" {
+			c.Group = defaultGroup(*c)
+		}
 		if c.ScriptedFails != "" && c.ScriptedProvesNothing != "" {
 			bad(i, *c, "scripted_fails and scripted_proves_nothing exclude each other")
 		}
@@ -234,4 +263,15 @@ func (s Suite) Select(names []string, filter string) ([]Case, error) {
 		return nil, fmt.Errorf("no case matches --filter %q", filter)
 	}
 	return out, nil
+}
+
+// defaultGroup is a case's group when it names none: the kind of its trap
+// ("decoy", "wrong kind", "unit price": the trap's words before ':'), else
+// the name's first word ("plain" of "plain-milk").
+func defaultGroup(c Case) string {
+	if kind, _, ok := strings.Cut(c.Trap, ":"); ok && len(kind) <= 40 {
+		return "trap: " + strings.TrimSpace(kind)
+	}
+	g, _, _ := strings.Cut(c.Name, "-")
+	return g
 }
