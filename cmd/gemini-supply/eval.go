@@ -68,7 +68,10 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 	}
 	if *list {
 		for _, c := range cases {
-			fmt.Fprintf(s.out, "%-32s %-28q %s\n", c.Name, c.Item, c.Tests)
+			fmt.Fprintf(s.out, "%-32s %-4s %-28q %s\n", c.Name, c.Split, c.Item, c.Tests)
+			if c.Trap != "" {
+				fmt.Fprintf(s.out, "%-37s trap: %s\n", "", c.Trap)
+			}
 		}
 		return 0
 	}
