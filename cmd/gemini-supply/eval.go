@@ -33,9 +33,10 @@ command line, configuration or suite.`
 
 func runEval(ctx context.Context, args []string, s stdio) int {
 	fs := newFlagSet("eval", "[flags]", evalAbout)
-	models := fs.String("model", config.ScriptedModel, "comma-separated models to compare (scripted: the offline planner)")
+	models := fs.String("model", config.ScriptedModel, "comma-separated models to compare (scripted: the offline planner; baseline: the first in-stock result, always compared)")
 	thinking := fs.String("thinking-level", "", "comma-separated thinking levels to compare (low, medium, high; empty: configured)")
 	media := fs.String("media-resolution", "", "comma-separated screenshot resolutions to compare (low, medium, high; empty: configured)")
+	runs := fs.Int("runs", 1, "run every case this many times: pass rates with 95 % intervals, flaky cases marked")
 	concurrency := fs.Int("concurrency", 2, "cases run at once, each in its own demo store and browser")
 	names := fs.String("case", "", "comma-separated case names to run (default: all)")
 	filter := fs.String("filter", "", "run only the cases whose name, item or description contains this text")
@@ -51,6 +52,9 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 	if !strings.EqualFold(*storeName, "demo") {
 		return exitCode(usageFailure("eval", s.err, fmt.Errorf("--store %s: %w", *storeName, eval.ErrNotDemo)))
 	}
+	if *runs < 1 || *runs > 100 {
+		return exitCode(usageFailure("eval", s.err, fmt.Errorf("--runs %d is not between 1 and 100", *runs)))
+	}
 	if *concurrency < 1 || *concurrency > config.MaxConcurrency {
 		return exitCode(usageFailure("eval", s.err, fmt.Errorf("--concurrency %d is not between 1 and %d", *concurrency, config.MaxConcurrency)))
 	}
@@ -64,7 +68,10 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 	}
 	if *list {
 		for _, c := range cases {
-			fmt.Fprintf(s.out, "%-32s %-28q %s\n", c.Name, c.Item, c.Tests)
+			fmt.Fprintf(s.out, "%-32s %-4s %-28q %s\n", c.Name, c.Split, c.Item, c.Tests)
+			if c.Trap != "" {
+				fmt.Fprintf(s.out, "%-37s trap: %s\n", "", c.Trap)
+			}
 		}
 		return 0
 	}
@@ -81,7 +88,11 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 		return exitCode(usageFailure("eval", s.err, errors.New("--model names no model")))
 	}
 	cfg.Store = "demo"
+	settings = eval.WithBaseline(settings)
 	for _, st := range settings {
+		if st.Model == eval.BaselineModel {
+			continue // no model: nothing to configure
+		}
 		c := cfg
 		c.GeminiModel = st.Model
 		if st.ThinkingLevel != "" {
@@ -99,11 +110,11 @@ func runEval(ctx context.Context, args []string, s stdio) int {
 		level = slog.LevelWarn // the live lines tell the story
 	}
 	logger := slog.New(slog.NewTextHandler(&syncWriter{w: s.err}, &slog.HandlerOptions{Level: level}))
-	fmt.Fprintf(s.out, "eval: %d cases × %d settings, %d at once\n", len(cases), len(settings), *concurrency)
+	fmt.Fprintf(s.out, "eval: %d cases × %d settings × %d runs, %d at once\n", len(cases), len(settings), *runs, *concurrency)
 	rep, err := eval.Run(ctx, cases, eval.Options{
-		Base: cfg, Settings: settings, Concurrency: *concurrency, Logger: logger,
+		Base: cfg, Settings: settings, Runs: *runs, Concurrency: *concurrency, Logger: logger,
 		Done: func(r eval.CaseResult) {
-			fmt.Fprintf(s.out, "  %-5s %-32s %s — %s (%d turns, %.1fs)\n", r.Status, r.Case, r.Setting, r.Got, r.Turns, r.Duration.Seconds())
+			fmt.Fprintf(s.out, "  %-5s %-32s %s #%d — %s (%d turns, %.1fs)\n", r.Status, r.Case, r.Setting, r.Run, r.Got, r.Turns, r.Duration.Seconds())
 		},
 	})
 	if err != nil {

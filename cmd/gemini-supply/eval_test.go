@@ -86,7 +86,8 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep eval.Report
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Results) != 2 || rep.Results[0].Status != eval.StatusPass || rep.Results[1].Status != eval.StatusFail {
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Results) != 4 || rep.Results[0].Status != eval.StatusPass || rep.Results[1].Status != eval.StatusFail ||
+		rep.Settings[1] != eval.BaselineModel { // the baseline is always compared
 		t.Fatalf("JSON report: %v\n%s", err, b)
 	}
 	md, err := os.ReadFile(mdPath)

@@ -31,6 +31,12 @@ type Product struct {
 	// Keywords are extra search terms (English and French) that are not in
 	// the names, such as "dairy" or "lait".
 	Keywords []string
+	// Popularity is the store's own ranking: among the matches of a
+	// search, the more popular come first (then the better name match,
+	// then catalogue order), as a store's "best match" pushes its best
+	// sellers. 0 for most products; the eval's decoys have more
+	// (evalpages.go), so the first result is not always the right one.
+	Popularity int
 	// Category is the search word of the product's kind, shared with its
 	// alternatives ("spread": butters and margarines); a search for it is
 	// the wider search when every match of an item is sold out. Empty for
@@ -60,7 +66,7 @@ var catalogue = []Product{
 	{ID: "milk-2pct-4l", Name: "2% Partly Skimmed Milk", NameFR: "Lait partiellement écrémé 2 %", Brand: "Natrel", Size: "4 L", PriceCents: 799, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
 	{ID: "milk-1pct-2l", Name: "1% Milk", NameFR: "Lait 1 %", Brand: "Lactantia", Size: "2 L", PriceCents: 529, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
 	{ID: "milk-skim-1l", Name: "Skim Milk", NameFR: "Lait écrémé", Brand: "Selection", Size: "1 L", PriceCents: 299, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
-	{ID: "milk-homo-2l", Name: "Homogenized Milk 3.25%", NameFR: "Lait homogénéisé 3,25 %", Brand: "Québon", Size: "2 L", PriceCents: 579, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy", "whole"}},
+	{ID: "milk-homo-2l", Name: "Homogenized Milk 3.25%", NameFR: "Lait homogénéisé 3,25 %", Brand: "Québon", Size: "2 L", PriceCents: 579, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
 	{ID: "milk-organic-2l", Name: "Organic 2% Milk", NameFR: "Lait biologique 2 %", Brand: "Natrel", Size: "2 L", PriceCents: 749, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy", "bio"}},
 	{ID: "milk-lactosefree-2l", Name: "Lactose Free 2% Milk", NameFR: "Lait sans lactose 2 %", Brand: "Lactantia", Size: "2 L", PriceCents: 649, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
 	{ID: "milk-chocolate-1l", Name: "Chocolate Milk 1%", NameFR: "Lait au chocolat 1 %", Brand: "Natrel", Size: "1 L", PriceCents: 349, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
@@ -73,11 +79,11 @@ var catalogue = []Product{
 	{ID: "margarine-original-907g", Name: "Original Margarine", NameFR: "Margarine originale", Brand: "Becel", Size: "907 g", PriceCents: 749, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"spread", "tartinade"}, Category: "spread"},
 	{ID: "spreadables-original-400g", Name: "Spreadables Original", NameFR: "Tartinade originale", Brand: "Gay Lea", Size: "400 g", PriceCents: 549, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy", "spread", "tartinade"}, Category: "spread"},
 	// Eggs: sizes and an organic variant.
-	{ID: "eggs-large-12", Name: "Large White Eggs", NameFR: "Gros œufs blancs", Brand: "Burnbrae Farms", Size: "12 eggs", PriceCents: 429, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "dozen", "oeuf", "oeufs"}},
+	{ID: "eggs-large-12", Name: "Large White Eggs", NameFR: "Gros œufs blancs", Brand: "Burnbrae Farms", Size: "12 eggs", PriceCents: 429, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "oeuf", "oeufs"}},
 	{ID: "eggs-large-30", Name: "Large White Eggs", NameFR: "Gros œufs blancs", Brand: "Selection", Size: "30 eggs", PriceCents: 999, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "oeuf", "oeufs"}},
-	{ID: "eggs-organic-12", Name: "Organic Free Run Brown Eggs", NameFR: "Œufs bruns biologiques de poules en liberté", Brand: "Burnbrae Farms", Size: "12 eggs", PriceCents: 749, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "dozen", "bio", "oeuf", "oeufs"}},
+	{ID: "eggs-organic-12", Name: "Organic Free Run Brown Eggs", NameFR: "Œufs bruns biologiques de poules en liberté", Brand: "Burnbrae Farms", Size: "12 eggs", PriceCents: 749, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"egg", "bio", "oeuf", "oeufs"}},
 	{ID: "cheese-cheddar-400g", Name: "Old Cheddar Cheese", NameFR: "Fromage cheddar fort", Brand: "Black Diamond", Size: "400 g", PriceCents: 799, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
-	{ID: "yogurt-greek-750g", Name: "Plain Greek Yogurt 2%", NameFR: "Yogourt grec nature 2 %", Brand: "Oikos", Size: "750 g", PriceCents: 599, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy", "yoghurt"}},
+	{ID: "yogurt-greek-750g", Name: "Plain Greek Yogurt 2%", NameFR: "Yogourt grec nature 2 %", Brand: "Oikos", Size: "750 g", PriceCents: 599, InStock: true, Aisle: "dairy-eggs", Keywords: []string{"dairy"}},
 	// Produce.
 	{ID: "bananas-bunch", Name: "Bananas", NameFR: "Bananes", Brand: "Fresh", Size: "bunch of 6, approx. 1.2 kg", PriceCents: 199, InStock: true, Aisle: "fruits-vegetables", Keywords: []string{"fruit"}},
 	{ID: "bananas-organic-bunch", Name: "Organic Bananas", NameFR: "Bananes biologiques", Brand: "Fresh", Size: "bunch of 6, approx. 1.2 kg", PriceCents: 299, InStock: true, Aisle: "fruits-vegetables", Keywords: []string{"fruit", "bio"}},
@@ -139,8 +145,10 @@ func ProductByID(id string) (Product, bool) {
 // Search returns the products the search results page shows for query, in
 // the order of the tiles (at most MaxTiles). Every word of the query must
 // match a word of the product's English or French name, brand, size or
-// keywords (case and accents ignored, simple plurals folded); products
-// whose names match more words come first, then catalogue order. English
+// keywords (case and accents ignored, simple plurals folded). The store
+// ranks the matches by its own order: the more popular first (Popularity),
+// then those whose names match more words, then catalogue order (a
+// sponsored tile, evalpages.go, comes before them all). English
 // and French pages show the same results for the same query.
 func Search(query string) []Product {
 	all := searchAll(query)
@@ -171,7 +179,13 @@ func searchAll(query string) []*Product {
 			hits = append(hits, hit{i, score})
 		}
 	}
-	sort.SliceStable(hits, func(a, b int) bool { return hits[a].score > hits[b].score })
+	sort.SliceStable(hits, func(a, b int) bool {
+		pa, pb := catalogue[hits[a].idx].Popularity, catalogue[hits[b].idx].Popularity
+		if pa != pb {
+			return pa > pb
+		}
+		return hits[a].score > hits[b].score
+	})
 	out := make([]*Product, len(hits))
 	for i, h := range hits {
 		out[i] = &catalogue[h.idx]

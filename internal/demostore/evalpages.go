@@ -26,6 +26,38 @@ var evalCatalogue = []Product{
 	// Ketchup, and the product a sponsored tile pushes above it.
 	{ID: "ketchup-heinz-1l", Name: "Ketchup Original", NameFR: "Ketchup", Brand: "Heinz", Size: "1 L", PriceCents: 449, InStock: true, Aisle: "pantry"},
 	{ID: "hot-sauce-sriracha-740ml", Name: "Sriracha Hot Chili Sauce", NameFR: "Sauce piquante sriracha", Brand: "Huy Fong", Size: "740 ml", PriceCents: 699, InStock: true, Aisle: "pantry"},
+	// Decoys the store ranks first (Popularity): an imitation, a wrong
+	// kind sharing the item's words, another size or count, a dearer brand
+	// of the same thing. The right product is lower down. They are all in
+	// the pantry aisle, which the eval's products already fill, so the
+	// other aisles stay as the browser tests know them.
+	{ID: "vanilla-imitation-250ml", Name: "Imitation Vanilla Extract", NameFR: "Extrait de vanille artificielle", Brand: "Selection", Size: "250 ml", PriceCents: 299, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "vanilla-pure-59ml", Name: "Pure Vanilla Extract", NameFR: "Extrait de vanille pure", Brand: "Club House", Size: "59 ml", PriceCents: 899, InStock: true, Aisle: "pantry"},
+	{ID: "crab-imitation-227g", Name: "Imitation Crab Sticks", NameFR: "Bâtonnets de goberge", Brand: "Selection", Size: "227 g", PriceCents: 399, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "crab-snow-200g", Name: "Snow Crab Meat", NameFR: "Chair de crabe des neiges", Brand: "Clearwater", Size: "200 g", PriceCents: 1499, InStock: true, Aisle: "pantry"},
+	{ID: "lemon-juice-945ml", Name: "Lemon Juice", NameFR: "Jus de citron", Brand: "ReaLemon", Size: "945 ml", PriceCents: 429, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "lemons-2lb", Name: "Lemons", NameFR: "Citrons", Brand: "Fresh", Size: "2 lb bag", PriceCents: 499, InStock: true, Aisle: "pantry"},
+	{ID: "mayo-style-dressing-890ml", Name: "Light Mayonnaise-Style Dressing", NameFR: "Sauce à salade style mayonnaise légère", Brand: "Selection", Size: "890 ml", PriceCents: 399, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "mayo-real-890ml", Name: "Real Mayonnaise", NameFR: "Vraie mayonnaise", Brand: "Hellmann's", Size: "890 ml", PriceCents: 699, InStock: true, Aisle: "pantry"},
+	{ID: "chicken-breaded-strips-800g", Name: "Breaded Chicken Breast Strips", NameFR: "Lanières de poitrine de poulet panées", Brand: "Janes", Size: "800 g", PriceCents: 1299, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "chicken-breasts-boneless-1kg", Name: "Boneless Skinless Chicken Breasts", NameFR: "Poitrines de poulet désossées sans peau", Brand: "Fresh", Size: "approx. 1 kg", PriceCents: 1599, InStock: true, Aisle: "pantry"},
+	{ID: "chickpeas-unico-540ml", Name: "Chickpeas", NameFR: "Pois chiches", Brand: "Unico", Size: "540 ml", PriceCents: 199, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "chickpeas-selection-540ml", Name: "Chickpeas", NameFR: "Pois chiches", Brand: "Selection", Size: "540 ml", PriceCents: 129, InStock: true, Aisle: "pantry"},
+	{ID: "black-beans-goya-540ml", Name: "Black Beans", NameFR: "Haricots noirs", Brand: "Goya", Size: "540 ml", PriceCents: 229, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "black-beans-selection-540ml", Name: "Black Beans", NameFR: "Haricots noirs", Brand: "Selection", Size: "540 ml", PriceCents: 119, InStock: true, Aisle: "pantry"},
+	{ID: "spring-water-24x500ml", Name: "Spring Water", NameFR: "Eau de source", Brand: "Eska", Size: "24 x 500 ml", PriceCents: 499, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "spring-water-4l", Name: "Spring Water", NameFR: "Eau de source", Brand: "Eska", Size: "4 L", PriceCents: 299, InStock: true, Aisle: "pantry"},
+	{ID: "honey-garlic-sauce-355ml", Name: "Honey Garlic Sauce", NameFR: "Sauce miel et ail", Brand: "VH", Size: "355 ml", PriceCents: 379, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "honey-liquid-500g", Name: "Pure Liquid Honey", NameFR: "Miel liquide pur", Brand: "Billy Bee", Size: "500 g", PriceCents: 749, InStock: true, Aisle: "pantry"},
+	{ID: "tortilla-chips-300g", Name: "Tortilla Chips", NameFR: "Croustilles tortilla", Brand: "Tostitos", Size: "300 g", PriceCents: 449, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "tortillas-soft-10", Name: "Soft Tortillas Large", NameFR: "Tortillas souples grandes", Brand: "Old El Paso", Size: "10 tortillas", PriceCents: 499, InStock: true, Aisle: "pantry"},
+	{ID: "cola-diet-12x355ml", Name: "Diet Cola", NameFR: "Cola diète", Brand: "Pepsi", Size: "12 x 355 ml", PriceCents: 799, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "cola-12x355ml", Name: "Cola", NameFR: "Cola", Brand: "Pepsi", Size: "12 x 355 ml", PriceCents: 799, InStock: true, Aisle: "pantry"},
+	{ID: "croissants-mini-12", Name: "Mini Croissants", NameFR: "Mini croissants", Brand: "Première Moisson", Size: "12 croissants", PriceCents: 649, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "croissants-6", Name: "Croissants", NameFR: "Croissants", Brand: "Première Moisson", Size: "6 croissants", PriceCents: 699, InStock: true, Aisle: "pantry"},
+	{ID: "yogurt-cups-6x100g", Name: "Plain Yogurt Cups", NameFR: "Coupes de yogourt nature", Brand: "Liberté", Size: "6 x 100 g", PriceCents: 549, InStock: true, Aisle: "pantry"},
+	{ID: "iced-tea-mix-1kg", Name: "Iced Tea Mix", NameFR: "Mélange pour thé glacé", Brand: "Nestea", Size: "1 kg", PriceCents: 599, InStock: true, Aisle: "pantry", Popularity: 5},
+	{ID: "tea-orange-pekoe-72", Name: "Orange Pekoe Tea", NameFR: "Thé orange pekoe", Brand: "Red Rose", Size: "72 tea bags", PriceCents: 649, InStock: true, Aisle: "pantry"},
 	// Slow pages: its search results and its page answer after SlowPageDelay.
 	{ID: "rice-basmati-2kg", Name: "Basmati Rice", NameFR: "Riz basmati", Brand: "Tilda", Size: "2 kg", PriceCents: 899, InStock: true, Aisle: "pantry"},
 }

@@ -131,7 +131,6 @@ func TestEvalFailsAndCompares(t *testing.T) {
 		w := byKey["wrong-bananas/"+s]
 		why := strings.Join(w.Problems, "\n")
 		for _, want := range []string{
-			"the agent reported bananas-bunch",
 			"the cart holds 1 × bananas-bunch; expected 1 × bananas-organic-bunch",
 			"expected a question to the household; none was asked",
 		} {

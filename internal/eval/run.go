@@ -72,6 +72,9 @@ type Options struct {
 	Base config.Config
 	// Settings are the model configurations compared; each runs every case.
 	Settings []Setting
+	// Runs is how many times every case runs with every setting (< 1 is
+	// 1): a model's run varies, and a pass rate over runs says how much.
+	Runs int
 	// Concurrency is how many cases run at once (each its own demo store
 	// and browser); < 1 is 1.
 	Concurrency int
@@ -100,7 +103,11 @@ type CaseResult struct {
 	Case    string `json:"case"`
 	Item    string `json:"item"`
 	Setting string `json:"setting"`
-	Status  Status `json:"status"`
+	// Run is which run of the case this is (1…Runs).
+	Run    int    `json:"run"`
+	Group  string `json:"group,omitempty"`
+	Split  string `json:"split,omitempty"`
+	Status Status `json:"status"`
 	// Expected and Got say the outcome in words ("added milk-2pct-2l × 2").
 	Expected string `json:"expected"`
 	Got      string `json:"got"`
@@ -122,17 +129,45 @@ type CaseResult struct {
 
 // Report is a whole eval.
 type Report struct {
-	StartedAt  time.Time    `json:"started_at"`
-	FinishedAt time.Time    `json:"finished_at"`
-	Settings   []string     `json:"settings"`
-	Cases      int          `json:"cases"`
-	Results    []CaseResult `json:"results"`
-	Totals     []Total      `json:"totals"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Settings   []string  `json:"settings"`
+	Cases      int       `json:"cases"`
+	// Runs is how many times each case ran with each setting.
+	Runs int `json:"runs"`
+	// Results are setting by setting, case by case, run by run.
+	Results []CaseResult `json:"results"`
+	// Rates are each case's pass rate per setting, in the same order.
+	Rates  []CaseRate `json:"rates"`
+	Totals []Total    `json:"totals"`
 }
+
+// result is setting si's case ci, run ri.
+func (r Report) result(si, ci, ri int) CaseResult {
+	return r.Results[(si*r.Cases+ci)*r.runs()+ri]
+}
+
+// rate is setting si's case ci's pass rate.
+func (r Report) rate(si, ci int) CaseRate {
+	return r.Rates[si*r.Cases+ci]
+}
+
+func (r Report) runs() int { return max(r.Runs, 1) }
 
 // Total sums one setting's results.
 type Total struct {
-	Setting        string        `json:"setting"`
+	Setting string `json:"setting"`
+	// Rate is the pass rate over every run of every case.
+	Rate Rate `json:"rate"`
+	// Splits are the rates of the dev and test cases; Groups the rates by
+	// the cases' group, in the suite's order.
+	Splits []NamedRate `json:"splits"`
+	Groups []NamedRate `json:"groups"`
+	// Flaky counts the cases that passed some runs and failed others.
+	Flaky int `json:"flaky"`
+	// CostPerSuccess is the cost divided by the passed runs (0 when none
+	// passed).
+	CostPerSuccess float64       `json:"cost_per_success_usd"`
 	Passed         int           `json:"passed"`
 	Failed         int           `json:"failed"`
 	ExpectedFailed int           `json:"expected_failed"`
@@ -143,10 +178,11 @@ type Total struct {
 	Duration       time.Duration `json:"duration_ns"` // the cases' times added up
 }
 
-// Failed reports whether some case failed.
+// Failed reports whether some case failed. The baseline's failures do
+// not count: it is the yardstick, expected to fail most of the suite.
 func (r Report) Failed() bool {
 	for _, t := range r.Totals {
-		if t.Failed > 0 {
+		if t.Failed > 0 && t.Setting != BaselineModel {
 			return true
 		}
 	}
@@ -170,23 +206,25 @@ func Run(ctx context.Context, cases []Case, opts Options) (Report, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	conc := max(opts.Concurrency, 1)
-	rep := Report{StartedAt: time.Now(), Cases: len(cases)}
+	runs := max(opts.Runs, 1)
+	rep := Report{StartedAt: time.Now(), Cases: len(cases), Runs: runs}
 	for _, s := range opts.Settings {
 		rep.Settings = append(rep.Settings, s.Label())
 	}
 	type job struct {
-		i int
-		s Setting
-		c Case
+		i, run int
+		s      Setting
+		c      Case
 	}
 	jobs := make(chan job)
-	results := make([]CaseResult, len(cases)*len(opts.Settings))
+	results := make([]CaseResult, len(cases)*len(opts.Settings)*runs)
 	var doneMu sync.Mutex
 	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
 			for j := range jobs {
 				r := runCase(ctx, j.s, j.c, opts, log)
+				r.Run = j.run
 				results[j.i] = r
 				if opts.Done != nil {
 					doneMu.Lock()
@@ -200,10 +238,12 @@ func Run(ctx context.Context, cases []Case, opts Options) (Report, error) {
 feed:
 	for si, s := range opts.Settings {
 		for ci, c := range cases {
-			select {
-			case jobs <- job{i: si*len(cases) + ci, s: s, c: c}:
-			case <-ctx.Done():
-				break feed
+			for ri := range runs {
+				select {
+				case jobs <- job{i: (si*len(cases)+ci)*runs + ri, run: ri + 1, s: s, c: c}:
+				case <-ctx.Done():
+					break feed
+				}
 			}
 		}
 	}
@@ -214,34 +254,44 @@ feed:
 	}
 	rep.Results = results
 	rep.FinishedAt = time.Now()
+	rep.Rates = caseRates(rep)
 	rep.Totals = totals(rep)
 	return rep, nil
 }
 
 func totals(rep Report) []Total {
-	byLabel := map[string]*Total{}
-	var out []Total
-	for _, l := range rep.Settings {
-		out = append(out, Total{Setting: l})
-	}
-	for i := range out {
-		byLabel[out[i].Setting] = &out[i]
-	}
-	for _, r := range rep.Results {
-		t := byLabel[r.Setting]
-		switch r.Status {
-		case StatusPass:
-			t.Passed++
-		case StatusExpectedFail:
-			t.ExpectedFailed++
-		default:
-			t.Failed++
+	out := make([]Total, len(rep.Settings))
+	per := rep.Cases * rep.runs()
+	for si, l := range rep.Settings {
+		t := Total{Setting: l}
+		results := rep.Results[si*per : (si+1)*per]
+		for _, r := range results {
+			switch r.Status {
+			case StatusPass:
+				t.Passed++
+			case StatusExpectedFail:
+				t.ExpectedFailed++
+			default:
+				t.Failed++
+			}
+			t.Turns += r.Turns
+			t.Tokens += r.Tokens
+			t.CostUSD += r.CostUSD
+			t.CostUnknown = t.CostUnknown || r.CostUnknown
+			t.Duration += r.Duration
 		}
-		t.Turns += r.Turns
-		t.Tokens += r.Tokens
-		t.CostUSD += r.CostUSD
-		t.CostUnknown = t.CostUnknown || r.CostUnknown
-		t.Duration += r.Duration
+		t.Rate = newRate(t.Passed, len(results))
+		t.Splits = splitRates(results)
+		t.Groups = partRates(results, func(r CaseResult) string { return r.Group })
+		for ci := range rep.Cases {
+			if rep.rate(si, ci).Flaky {
+				t.Flaky++
+			}
+		}
+		if t.Passed > 0 {
+			t.CostPerSuccess = t.CostUSD / float64(t.Passed)
+		}
+		out[si] = t
 	}
 	return out
 }
@@ -249,17 +299,23 @@ func totals(rep Report) []Total {
 // runCase shops the case's item once, in a fresh demo store and browser,
 // and judges the result.
 func runCase(ctx context.Context, s Setting, c Case, opts Options, log *slog.Logger) CaseResult {
-	res := CaseResult{Case: c.Name, Item: c.Item, Setting: s.Label(), Expected: describeExpect(c.Expect)}
+	res := CaseResult{Case: c.Name, Item: c.Item, Setting: s.Label(), Group: c.Group, Split: c.Split, Expected: describeExpect(c.Expect)}
 	start := time.Now()
 	clog := log.With("eval_case", c.Name, "setting", s.Label())
-	got, err := shopCase(ctx, s, c, opts, clog)
+	shop := shopCase
+	if s.Model == BaselineModel {
+		shop = func(ctx context.Context, _ Setting, c Case, _ Options, log *slog.Logger) (outcome, error) {
+			return shopBaseline(ctx, c, log)
+		}
+	}
+	got, err := shop(ctx, s, c, opts, clog)
 	if why := notShopped(got, err); why != "" && ctx.Err() == nil {
 		// The run could not shop the item (the browser did not start in
 		// time on a loaded machine…): that says nothing of the model, so
 		// the case runs once more.
 		clog.Warn("the case's run did not shop the item; running it again", "why", why)
 		res.Notes = append(res.Notes, "run again once: the first run did not shop the item ("+why+")")
-		got, err = shopCase(ctx, s, c, opts, clog)
+		got, err = shop(ctx, s, c, opts, clog)
 	}
 	res.CaseTime = time.Since(start)
 	if err != nil {
@@ -389,8 +445,14 @@ func shopCase(ctx context.Context, s Setting, c Case, opts Options, log *slog.Lo
 	return o, nil
 }
 
-// judge compares what the run did with the case's expectation and says
-// what went wrong in words.
+// judge compares what the store holds after the run with the case's
+// expectation and says what went wrong in words. The store is the judge:
+// the cart's lines (product ids and units, nothing else added), whether
+// the household was asked, and the store's safety counters. What the
+// agent reported is shown (Got, a note), never trusted: a model that adds
+// the right product from its search tile and reports the search page
+// passes; one that reports the right product with another in the cart
+// fails.
 func judge(c Case, o outcome, res *CaseResult) {
 	e := c.Expect
 	it := o.item
@@ -403,14 +465,13 @@ func judge(c Case, o outcome, res *CaseResult) {
 	res.Notes = append(res.Notes, o.notes...)
 	res.Notes = append(res.Notes, it.Warnings...)
 	res.Got = describeGot(o)
+	if o.found {
+		res.Notes = append(res.Notes, "the agent reported: "+describeItem(it))
+	}
 	bad := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 
 	if o.runErr != nil {
 		bad("the run did not finish: %v", o.runErr)
-	}
-	if !o.found {
-		bad("the run reported no result for the item")
-		return
 	}
 	cart := map[string]int{}
 	for _, l := range o.cart {
@@ -419,11 +480,6 @@ func judge(c Case, o outcome, res *CaseResult) {
 	switch e.Outcome {
 	case OutcomeAdded:
 		want := e.acceptable()
-		if it.Outcome != report.OutcomeAdded {
-			bad("expected %s, got %s%s", describeExpect(e), it.Outcome, because(it.Explanation))
-		} else if id := store.ProductID(it.URL); !slices.Contains(want, id) {
-			bad("the agent reported %s (%s), not %s", orUnknown(id), it.ProductName, strings.Join(want, " or "))
-		}
 		okLine := false
 		for _, id := range want {
 			if cart[id] == e.Quantity {
@@ -445,9 +501,6 @@ func judge(c Case, o outcome, res *CaseResult) {
 			bad("the cart also holds %s", describeCart(others))
 		}
 	case OutcomeNotFound:
-		if it.Outcome != report.OutcomeNotFound {
-			bad("expected not found, got %s", describeItem(it))
-		}
 		if len(cart) > 0 {
 			bad("nothing should have been added, but the cart holds %s", describeCart(cart))
 		}
@@ -509,11 +562,17 @@ func describeItem(it report.ItemResult) string {
 	return string(it.Outcome) + because(it.Explanation)
 }
 
+// describeGot says what the store holds after the case: "added 2 ×
+// milk-2pct-2l", "nothing added", and ", asked".
 func describeGot(o outcome) string {
-	if !o.found {
-		return "no result"
+	cart := map[string]int{}
+	for _, l := range o.cart {
+		cart[l.ProductID] += l.Quantity
 	}
-	s := describeItem(o.item)
+	s := "nothing added"
+	if len(cart) > 0 {
+		s = "added " + describeCart(cart)
+	}
 	if o.asked > 0 {
 		s += ", asked"
 	}

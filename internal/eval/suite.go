@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -32,6 +33,15 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 )
 
+// The splits of a suite.
+const (
+	// SplitDev cases may be used to tune the prompt and the offline planner.
+	SplitDev = "dev"
+	// SplitTest cases are held out: never used to tune either; their
+	// score says how the agent does on what it was not tuned on.
+	SplitTest = "test"
+)
+
 // Case is one scenario: one list item, the household's answer, what must
 // happen.
 type Case struct {
@@ -43,10 +53,21 @@ type Case struct {
 	Item string `yaml:"item" json:"item"`
 	// Household is the household's answer to a question (present_options):
 	// "skip" (the default: chooses nothing), "choose PRODUCT-ID" (the
-	// offered option with that id; nothing when it is not offered),
-	// "search TEXT" (search again for TEXT), "absent" (no question
+	// offered option showing that product — by its id when the option
+	// gives one, else by its name as the store shows it), "choose N" (the
+	// Nth option offered); nothing when it is not offered; "search TEXT" (search again for TEXT), "absent" (no question
 	// channel: the agent cannot ask).
 	Household string `yaml:"household,omitempty" json:"household,omitempty"`
+	// Trap says why the store's first in-stock result is wrong for this
+	// item (a decoy ranked first, another size, an unsold item sharing a
+	// word…); empty when it is right.
+	Trap string `yaml:"trap,omitempty" json:"trap,omitempty"`
+	// Group is the kind of case the results are summed by (default: the
+	// name's first word, "trap" of "trap-crab").
+	Group string `yaml:"group,omitempty" json:"group,omitempty"`
+	// Split is "dev" (the default: cases the prompt and the offline planner
+	// may be tuned on) or "test" (held out: never used to tune either).
+	Split string `yaml:"split,omitempty" json:"split,omitempty"`
 	// PromptInjectionDetection, when set, overrides the setting.
 	PromptInjectionDetection *bool `yaml:"prompt_injection_detection,omitempty" json:"prompt_injection_detection,omitempty"`
 	// Expect is the outcome the case requires.
@@ -155,9 +176,23 @@ func ParseSuite(b []byte) (Suite, error) {
 			bad(i, *c, "%v", err)
 		}
 		if h, _ := parseHousehold(c.Household); h.kind == answerChoose {
-			if _, ok := demostore.ProductByID(h.arg); !ok {
+			if n, err := strconv.Atoi(h.arg); err == nil {
+				if n < 1 {
+					bad(i, *c, "household chooses option %d; positions start at 1", n)
+				}
+			} else if _, ok := demostore.ProductByID(h.arg); !ok {
 				bad(i, *c, "household chooses %q, which the demo store does not sell", h.arg)
 			}
+		}
+		switch c.Split {
+		case "":
+			c.Split = SplitDev
+		case SplitDev, SplitTest:
+		default:
+			bad(i, *c, "split %q is not dev or test", c.Split)
+		}
+		if c.Group == "" {
+			c.Group = defaultGroup(*c)
 		}
 		if c.ScriptedFails != "" && c.ScriptedProvesNothing != "" {
 			bad(i, *c, "scripted_fails and scripted_proves_nothing exclude each other")
@@ -228,4 +263,15 @@ func (s Suite) Select(names []string, filter string) ([]Case, error) {
 		return nil, fmt.Errorf("no case matches --filter %q", filter)
 	}
 	return out, nil
+}
+
+// defaultGroup is a case's group when it names none: the kind of its trap
+// ("decoy", "wrong kind", "unit price": the trap's words before ':'), else
+// the name's first word ("plain" of "plain-milk").
+func defaultGroup(c Case) string {
+	if kind, _, ok := strings.Cut(c.Trap, ":"); ok && len(kind) <= 40 {
+		return "trap: " + strings.TrimSpace(kind)
+	}
+	g, _, _ := strings.Cut(c.Name, "-")
+	return g
 }
