@@ -21,9 +21,9 @@ type fakeRequest struct {
 func TestSettlingWaitsForAnswersNotEnds(t *testing.T) {
 	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		name     string
-		req      inflightReq
-		busy     bool
+		name      string
+		req       inflightReq
+		busy      bool
 		forgotten bool
 	}{
 		{"sent, not answered", inflightReq{sent: now.Add(-2 * time.Second)}, true, false},
