@@ -72,13 +72,5 @@ func runSlots(ctx context.Context, args []string, s stdio) int {
 // language ("Next delivery: Saturday 10:00–12:00, $4.99"), then every
 // window, one a line.
 func printSlots(s stdio, r slots.Reading, m messages.Catalog) {
-	fmt.Fprintf(s.out, "%s\n\n", slots.NextLine(m, r, r.ReadAt))
-	for _, sl := range r.Slots {
-		state := "available"
-		if !sl.Available {
-			state = "full"
-		}
-		fmt.Fprintf(s.out, "%-14s %-36s %-10s %s\n", sl.Start.Format(time.DateOnly), slots.When(m, sl), slots.FeeText(m, sl), state)
-	}
-	fmt.Fprintf(s.out, "\nRead at %s. Nothing was chosen or booked.\n", r.ReadAt.Format("2006-01-02 15:04"))
+	fmt.Fprint(s.out, slots.Table(m, r))
 }

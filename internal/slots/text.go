@@ -3,6 +3,7 @@ package slots
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
@@ -26,6 +27,23 @@ func FeeText(m messages.Catalog, s Slot) string {
 		return m.T("slots.fee_free")
 	}
 	return money.FormatIn(s.Fee, m.Lang())
+}
+
+// Table is the reading for a person, in m's language: the next available
+// window, then every window one a line (date, day and hours, fee,
+// available or full), then when it was read and that nothing was booked.
+func Table(m messages.Catalog, r Reading) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", NextLine(m, r, r.ReadAt))
+	for _, s := range r.Slots {
+		state := m.T("slots.available")
+		if !s.Available {
+			state = m.T("slots.full")
+		}
+		fmt.Fprintf(&b, "%-12s %-36s %-18s %s\n", s.Start.Format(time.DateOnly), When(m, s), FeeText(m, s), state)
+	}
+	fmt.Fprintf(&b, "\n%s\n", m.T("slots.read_at", "at", r.ReadAt.Format("2006-01-02 15:04")))
+	return b.String()
 }
 
 // NextLine is "Next delivery: Saturday 10:00–12:00, $4.99" in m's

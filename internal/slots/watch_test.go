@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +77,34 @@ func TestNextLine(t *testing.T) {
 	}
 	if got := NextLine(messages.For("en"), Reading{}, thu); got != "No delivery window is available." {
 		t.Errorf("none: %q", got)
+	}
+}
+
+// The table `gemini-supply slots` prints is in the household's language,
+// every word of it: the next window, each window available or full, when
+// it was read.
+func TestTableInEveryLanguage(t *testing.T) {
+	sat := func(h int) time.Time { return time.Date(2026, 11, 28, h, 0, 0, 0, toronto) }
+	r := Reading{ReadAt: thu, Slots: []Slot{
+		{Start: sat(10), End: sat(12), Fee: 499, FeeKnown: true, Available: true},
+		{Start: sat(14), End: sat(16), Fee: 0, FeeKnown: true},
+	}}
+	for _, tc := range []struct {
+		lang string
+		want []string
+	}{
+		{"en", []string{"Next delivery: Saturday 10:00–12:00, $4.99", "available", "full", "Nothing was chosen or booked."}},
+		{"fr", []string{"Prochaine livraison : samedi 10 h 00 – 12 h 00", "libre", "complète", "Rien n'a été choisi ni réservé."}},
+	} {
+		m := messages.For(tc.lang)
+		got := Table(m, r)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the table lacks %q:\n%s", tc.lang, w, got)
+			}
+		}
+		if left := m.Foreign(got); len(left) > 0 {
+			t.Errorf("%s: English left %q:\n%s", tc.lang, left, got)
+		}
 	}
 }
