@@ -57,7 +57,7 @@ var evalCatalogue = []Product{
 	{ID: "croissants-6", Name: "Croissants", NameFR: "Croissants", Brand: "Première Moisson", Size: "6 croissants", PriceCents: 699, InStock: true, Aisle: "pantry"},
 	{ID: "yogurt-cups-6x100g", Name: "Plain Yogurt Cups", NameFR: "Coupes de yogourt nature", Brand: "Liberté", Size: "6 x 100 g", PriceCents: 549, InStock: true, Aisle: "pantry"},
 	{ID: "iced-tea-mix-1kg", Name: "Iced Tea Mix", NameFR: "Mélange pour thé glacé", Brand: "Nestea", Size: "1 kg", PriceCents: 599, InStock: true, Aisle: "pantry", Popularity: 5},
-	{ID: "tea-orange-pekoe-72", Name: "Orange Pekoe Tea", NameFR: "Thé orange pekoe", Brand: "Red Rose", Size: "72 tea bags", PriceCents: 649, InStock: true, Aisle: "pantry"},
+	{ID: "tea-black-72", Name: "Black Tea", NameFR: "Thé noir", Brand: "Red Rose", Size: "72 tea bags", PriceCents: 649, InStock: true, Aisle: "pantry"},
 	// Slow pages: its search results and its page answer after SlowPageDelay.
 	{ID: "rice-basmati-2kg", Name: "Basmati Rice", NameFR: "Riz basmati", Brand: "Tilda", Size: "2 kg", PriceCents: 899, InStock: true, Aisle: "pantry"},
 }
