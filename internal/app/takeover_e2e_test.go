@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -110,12 +109,8 @@ func TestSignInChallengeTakeOverRun(t *testing.T) {
 						return err
 					}
 				}
-				// Let a navigation the click started finish before the next look
-				// (bounded: a document replaced under the wait, or a load event
-				// that comes late on a loaded machine, only costs a look).
-				lctx, lcancel := context.WithTimeout(ctx, 20*time.Second)
-				_, _ = tab.Evaluate(lctx, `() => new Promise(r => document.readyState === 'complete' ? r(true) : addEventListener('load', () => r(true)))`, nil)
-				lcancel()
+				// Let a navigation the click started finish before the next look.
+				_, _ = tab.Evaluate(ctx, `() => new Promise(r => document.readyState === 'complete' ? r(true) : addEventListener('load', () => r(true)))`, nil)
 			}
 			return fmt.Errorf("the guide did not finish in 20 steps")
 		}()

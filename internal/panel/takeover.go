@@ -1,11 +1,9 @@
 package panel
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/takeover"
 )
@@ -114,10 +112,6 @@ func (p *Panel) takeoverDo(w http.ResponseWriter, err error) {
 }
 
 // serveGuide is "Show me": {"tab","goal"} → {"task","description","box","done"}.
-// guideTimeout bounds one step of the guide (a page that never answers
-// the read, a model that never answers).
-const guideTimeout = 30 * time.Second
-
 func (p *Panel) serveGuide(w http.ResponseWriter, r *http.Request) {
 	var b struct{ Tab, Goal string }
 	if !decodeBody(w, r, &b) {
@@ -132,9 +126,7 @@ func (p *Panel) serveGuide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), takeoverStatus(err))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), guideTimeout)
-	defer cancel()
-	st, err := g.Next(ctx, b.Tab, tab, b.Goal)
+	st, err := g.Next(r.Context(), b.Tab, tab, b.Goal)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
