@@ -140,7 +140,6 @@ var notOptions = map[string]string{
 	"data_dir":                     "fixed: /data in the add-on",
 	"shopping_list":                "the add-on shops the Home Assistant to-do list (todo_entity)",
 	"telegram_api_endpoint":        "developer setting: points the bot at a fake",
-	"demo_signin_challenge":        "the demo store's sign-in challenge, for trying take-over offline; the add-on shops a real store",
 	"home_assistant_url":           "the add-on reaches Home Assistant through the Supervisor",
 	"home_assistant_token":         "the add-on uses SUPERVISOR_TOKEN",
 	"mqtt_discovery_prefix":        "Home Assistant's default (homeassistant) is assumed",
