@@ -11,7 +11,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
-	"github.com/gemini-supply/gemini-supply/internal/takeover"
 )
 
 // newPanel builds the web panel of serve and shop --ui: start and stop
@@ -20,11 +19,11 @@ import (
 func newPanel(cfg config.Config, logger *slog.Logger, ingress bool,
 	start func(context.Context, runstatus.Request) error, stop func(context.Context, string) error,
 	preview func(context.Context, bool) (shoppinglist.Plan, error),
-	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error), usual *usualHooks, reg *takeover.Registry) (*panel.Panel, error) {
+	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error), usual *usualHooks) (*panel.Panel, error) {
 	opts := panel.Options{
 		Ingress: ingress, Logger: logger, Start: start, Stop: stop, Preview: preview,
 		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger), CartAction: cartAction,
-		Messages: messages.For(cfg.Language), Takeover: reg,
+		Messages: messages.For(cfg.Language),
 	}
 	if usual != nil {
 		opts.Usual, opts.AddUsual = usual.propose, usual.add

@@ -22,7 +22,6 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/serve"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
-	"github.com/gemini-supply/gemini-supply/internal/takeover"
 	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
@@ -130,7 +129,7 @@ func serveDiscoverTelegramChat(ctx context.Context, cfg config.Config, logger *s
 // until ctx ends (SIGTERM).
 func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slog.Logger, uiAddr string) error {
 	bus := &runstatus.Bus{}
-	deps := app.Deps{Bus: bus, Logger: logger, Takeover: takeover.New(logger)}
+	deps := app.Deps{Bus: bus, Logger: logger}
 	opts := serve.Options{Logger: logger, Bus: bus}
 	// The triggers below are built before the server; they stop runs through it.
 	var srv *serve.Server
@@ -157,7 +156,6 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			deps.Notifiers = append(deps.Notifiers, app.Notifier(cfg, ha))
 		}
 		opts.Sources = append(opts.Sources, homeassistant.NewEventTrigger(ha, logger).WithStop(stop))
-		deps.Takeover.OnOffer = app.NeedsYouNotice(cfg, ha, logger)
 		sink := app.EventSink(cfg, ha, logger)
 		opts.Subscribers = append(opts.Subscribers, sink)
 		opts.OnBusy = append(opts.OnBusy, sink.BusyReporter())
@@ -200,7 +198,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			&usualHooks{
 				propose: func(ctx context.Context) (panel.UsualProposal, error) { return runner.PanelUsual(ctx) },
 				add:     func(ctx context.Context, names []string) error { return runner.AddUsual(ctx, names) },
-			}, deps.Takeover)
+			})
 		if err != nil {
 			return err
 		}

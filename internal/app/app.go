@@ -36,18 +36,12 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
 	"github.com/gemini-supply/gemini-supply/internal/store"
-	"github.com/gemini-supply/gemini-supply/internal/takeover"
 	"github.com/gemini-supply/gemini-supply/internal/telegram"
 )
 
 // Deps are a run's collaborators that do not come from the configuration
 // alone: the integrations `serve` (or the CLI) sets up.
 type Deps struct {
-	// Takeover, when set, is offered a tab that needs a person (a sign-in
-	// challenge the scripted login cannot pass): the run waits at sign-in
-	// until the household hands it back from the panel (issue 42). Nil
-	// fails such a login with browser.ErrNeedsPerson.
-	Takeover *takeover.Registry
 	// Provider is the shopping list; nil opens the YAML file named by
 	// Config.ShoppingList for each run.
 	Provider shoppinglist.Provider
@@ -393,7 +387,7 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		if r.cfg.DataDir != "" && os.MkdirAll(r.cfg.DataDir, 0o755) == nil {
 			cartFile = filepath.Join(r.cfg.DataDir, "demo-cart.json")
 		}
-		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile, SignInChallenge: r.cfg.DemoSignInChallenge})
+		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile})
 		if err != nil {
 			return nil, fmt.Errorf("start the demo store: %w", err)
 		}
@@ -534,9 +528,7 @@ func (r *Runner) modelQuota(inFlight int) *agent.Quota {
 // launcher starts the browser for one run.
 func (r *Runner) launcher(env *environment) func(context.Context) (shop.Host, error) {
 	return func(ctx context.Context) (shop.Host, error) {
-		opts := r.browserOptions(env)
-		opts.NeedsPerson = r.needsPerson() // a sign-in challenge waits for a person (take over)
-		h, err := browser.Launch(ctx, opts)
+		h, err := browser.Launch(ctx, r.browserOptions(env))
 		if err != nil {
 			return nil, err
 		}
@@ -703,16 +695,4 @@ func wrongProducts(in map[string]runstatus.WrongProduct) map[string]shop.WrongPr
 		out[item] = shop.WrongProduct{Name: p.Name, URL: p.URL, ProductID: p.ProductID}
 	}
 	return out
-}
-
-// needsPerson offers the login tab to the panel's take over, when there is
-// one.
-func (r *Runner) needsPerson() func(context.Context, *browser.Handoff) error {
-	reg := r.deps.Takeover
-	if reg == nil {
-		return nil
-	}
-	return func(ctx context.Context, t *browser.Handoff) error {
-		return reg.Offer(ctx, t, takeover.ReasonSignIn, "")
-	}
 }

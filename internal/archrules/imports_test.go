@@ -47,7 +47,7 @@ func TestImportRules(t *testing.T) {
 		{"mqtt", nil},
 		{"telegram", nil},
 		{"serve", nil},
-		{"panel", []string{"takeover", "guide"}},
+		{"panel", nil},
 		{"preferences", nil},
 		{"products", []string{"preferences"}},
 		{"demostore", nil},

@@ -91,21 +91,10 @@ func (h *Host) Login(ctx context.Context) error {
 // may take to finish it by hand when that is possible (a headful, launched
 // browser with ManualLoginWait), so the manual wait is not cut short.
 func (o *Options) loginBudget() time.Duration {
-	d := o.LoginTimeout
 	if o.manualLoginPossible() {
-		d += o.ManualLoginWait
+		return o.LoginTimeout + o.ManualLoginWait
 	}
-	if o.NeedsPerson != nil {
-		d += o.personWait()
-	}
-	return d
-}
-
-func (o *Options) personWait() time.Duration {
-	if o.PersonWait > 0 {
-		return o.PersonWait
-	}
-	return 15 * time.Minute
+	return o.LoginTimeout
 }
 
 func (o *Options) manualLoginPossible() bool {
@@ -177,9 +166,6 @@ func (h *Host) login(ctx context.Context) error {
 			if !errors.Is(err, ErrLoginRefused) && h.readSession(page, time.Now().Add(h.opts.LoginStepTimeout), 0) == sessionSignedIn {
 				h.log.Info("the store session is signed in; the rest of the login is not needed", "store", p.Name, "step", step.What)
 				return nil
-			}
-			if errors.Is(err, errChallenge) || challengeShown(page) {
-				return h.handOffLogin(ctx, page, step.What)
 			}
 			if h.opts.manualLoginPossible() {
 				return h.waitManualLogin(ctx, page, step, err)
@@ -266,10 +252,10 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		// whole step on a loaded machine although the page was already there
 		// ("did not reach www.metro.ca (it is on https://www.metro.ca/en)").
 		want := strings.ToLower(s.Host)
-		err := h.waitForHost(ctx, page, want, timeout)
-		if errors.Is(err, errChallenge) {
-			return false, err
-		}
+		err := page.WaitForURL(func(raw string) bool {
+			u, err := url.Parse(raw)
+			return err == nil && strings.EqualFold(u.Hostname(), want)
+		}, playwright.PageWaitForURLOptions{Timeout: ms, WaitUntil: playwright.WaitUntilStateCommit})
 		if err != nil && !isTargetClosed(err) {
 			if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) && !h.profile.LoginHostAllowed(want) {
 				// Submitted, and still on the identity site: refused only when
@@ -454,27 +440,4 @@ func sanitizeLoginErr(err error) error {
 		return fmt.Errorf("typing a credential: %w", playwright.ErrTargetClosed)
 	}
 	return errors.New("typing a credential failed (details withheld: they could quote the credential)")
-}
-
-// errChallenge: the page shows a sign-in challenge (see challengeShown).
-var errChallenge = errors.New("the sign-in shows a challenge")
-
-// waitForHost waits for the page to reach host, a few seconds at a time,
-// looking for a sign-in challenge in between (which will not go away by
-// waiting: errChallenge).
-func (h *Host) waitForHost(ctx context.Context, page playwright.Page, want string, timeout time.Duration) error {
-	deadline := time.Now().Add(boundedBy(ctx, timeout))
-	for {
-		slice := min(time.Until(deadline), 3*time.Second)
-		err := page.WaitForURL(func(raw string) bool {
-			u, err := url.Parse(raw)
-			return err == nil && strings.EqualFold(u.Hostname(), want)
-		}, playwright.PageWaitForURLOptions{Timeout: playwright.Float(float64(max(slice, time.Millisecond).Milliseconds())), WaitUntil: playwright.WaitUntilStateCommit})
-		if err == nil || !errors.Is(err, playwright.ErrTimeout) || time.Until(deadline) <= 0 {
-			return err
-		}
-		if u, perr := url.Parse(page.URL()); perr == nil && h.profile.LoginHostAllowed(u.Hostname()) && challengeShown(page) {
-			return errChallenge
-		}
-	}
 }

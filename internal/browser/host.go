@@ -180,13 +180,6 @@ type Options struct {
 	// person finish a login the script could not (a challenge on the
 	// identity site): Login then waits this long for the signed-in marker.
 	ManualLoginWait time.Duration
-	// NeedsPerson, when set, is offered the login tab when the sign-in
-	// shows a challenge only a person can answer; it returns when the
-	// person hands the tab back (then the signed-in marker is checked).
-	// Nil makes such a login fail with ErrNeedsPerson.
-	NeedsPerson func(ctx context.Context, t *Handoff) error
-	// PersonWait bounds how long a login waits for NeedsPerson (15 min).
-	PersonWait time.Duration
 	// SkipAuthCheck turns off the signed-out check Screenshot does on store
 	// pages (for tests and browsing without an account).
 	SkipAuthCheck bool

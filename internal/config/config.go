@@ -65,11 +65,6 @@ type Config struct {
 	// (traces go to TraceDir).
 	DataDir string `yaml:"data_dir" env:"DATA_DIR"`
 
-	// DemoSignInChallenge makes the demo store ask for a "not a robot"
-	// tick and a 6-digit code after the password, which only a person can
-	// pass (take over, "Show me"); the demo store profile only.
-	DemoSignInChallenge bool `yaml:"demo_signin_challenge" env:"DEMO_SIGNIN_CHALLENGE"`
-
 	// Shopping list: a YAML file, or a Home Assistant todo entity.
 	ShoppingList string `yaml:"shopping_list" env:"SHOPPING_LIST"`
 

@@ -128,7 +128,6 @@ func (s *Server) storeHandler() http.Handler {
 	mux.HandleFunc("GET "+SlotsPathEN, s.slotsPage(langEN))
 	mux.HandleFunc("GET "+SlotsPathFR, s.slotsPage(langFR))
 	mux.HandleFunc("POST "+SlotsReservePath, s.reserveSlot)
-	mux.HandleFunc("GET "+InboxPath, s.inboxPage)
 	mux.HandleFunc("GET /", s.storePage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil {
@@ -591,10 +590,6 @@ func (s *Server) authHandler() http.Handler {
 			return
 		}
 		returnTo := safeReturn(q.Get("state"))
-		if id := q.Get("challenge"); id != "" && s.signInChallenge {
-			s.serveChallenge(w, r, id)
-			return
-		}
 		switch r.Method {
 		case http.MethodGet:
 			writeHTML(w, http.StatusOK, authPage(r.URL.RequestURI(), "", ""))
@@ -616,10 +611,6 @@ func (s *Server) authHandler() http.Handler {
 			if !strings.EqualFold(user, s.username) || pass != s.password {
 				s.log.Info("sign-in rejected: wrong email or password")
 				writeHTML(w, http.StatusOK, authPage(r.URL.RequestURI(), user, "Your email or password is incorrect."))
-				return
-			}
-			if s.signInChallenge {
-				s.startChallenge(w, r, returnTo, redirect)
 				return
 			}
 			code := randomToken()

@@ -75,11 +75,6 @@ type Options struct {
 	// this long (or until the request ends): a slow identity site, for
 	// tests.
 	SignInDelay time.Duration
-	// SignInChallenge asks, after the right password, for a "not a robot"
-	// tick and a 6-digit code shown on the demo inbox (InboxPath): a
-	// second factor the scripted login cannot pass
-	// (GEMINI_SUPPLY_DEMO_SIGNIN_CHALLENGE=1).
-	SignInChallenge bool
 }
 
 // CartLine is one line of the shopper's cart.
@@ -137,10 +132,7 @@ type Server struct {
 
 	signInDelay time.Duration
 
-	slots           slotState // the delivery slots page (slots.go)
-	signInChallenge bool
-	challenges      map[string]challenge // by id: the pending second factors
-	lastChallenge   string               // the newest, shown by the inbox
+	slots slotState // the delivery slots page (slots.go)
 }
 
 // Start generates a self-signed certificate and starts one listener per
@@ -162,9 +154,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		cartFile: opts.CartFile,
 
 		signInDelay: opts.SignInDelay,
-
-		signInChallenge: opts.SignInChallenge,
-		challenges:      map[string]challenge{},
 	}
 	if err := s.loadCart(); err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 		}
 		return string(b)
 	}
-	js, html := read("static/app.js")+read("static/takeover.js"), read("static/index.html") // takeover.js: take over, Show me (issue 42)
+	js, html := read("static/app.js"), read("static/index.html")
 	var goSrc strings.Builder
 	for _, name := range []string{"panel.go", "ask.go", "live.go", "history.go", "usual.go"} {
 		goSrc.WriteString(read(name))

@@ -31,13 +31,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gemini-supply/gemini-supply/internal/guide"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shoppinglist"
-	"github.com/gemini-supply/gemini-supply/internal/takeover"
 )
 
 // IngressProxy is the address of the Supervisor's ingress proxy: the only
@@ -82,11 +80,6 @@ type Options struct {
 	Messages messages.Catalog
 	// Logger; nil discards.
 	Logger *slog.Logger
-	// Takeover lists the tabs that need a person and takes their input
-	// (take over); nil: none. Guide answers "Show me" on them (nil: the
-	// offline, scripted guide).
-	Takeover *takeover.Registry
-	Guide    *guide.Guide
 }
 
 // Panel holds the live state of the current (or last) run and serves it.
@@ -106,7 +99,6 @@ type Panel struct {
 	frameSeq  uint64
 	bound     []string // the host names and addresses it was started on (hostAllowed)
 	pending   *pendingReshop
-	guide     *guide.Guide // the default "Show me" guide
 }
 
 // Snapshot is the run as the page shows it: the latest state, progress,
@@ -150,8 +142,6 @@ type Snapshot struct {
 	// line when it is not the pack's run (a re-shopped item's).
 	Reshop   *Reshop           `json:"reshop,omitempty"`
 	ItemRuns map[string]string `json:"item_runs,omitempty"`
-	// NeedsPerson are the tabs waiting for a person (take over).
-	NeedsPerson []takeover.Need `json:"needs_person"`
 	// Questions wait for an answer (in the panel or on another channel).
 	Questions []Question `json:"questions"`
 }
@@ -188,7 +178,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, fmt.Errorf("panel: the page template: %w", err)
 	}
 	p := &Panel{opts: opts, log: opts.Logger.With("component", "panel"), page: page,
-		state: emptySnapshot(""), clients: map[chan struct{}]struct{}{}, frames: map[string]*liveFrame{}, guide: guide.New()}
+		state: emptySnapshot(""), clients: map[chan struct{}]struct{}{}, frames: map[string]*liveFrame{}}
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("GET /{$}", p.serveIndex)
 	// The assets by name: the page's template (static/index.html) is not
@@ -217,7 +207,6 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
 	p.mux.HandleFunc("GET /api/usual", p.serveUsual)
 	p.mux.HandleFunc("POST /api/usual/start", p.guard(p.serveUsualStart))
-	p.routeTakeover()
 	return p, nil
 }
 
@@ -550,7 +539,6 @@ func (p *Panel) snapshotLocked() Snapshot {
 		total, unknown := pk.Cart.Total()
 		s.CartCents, s.CartUnknown, s.CartUnits, s.HasCart = int64(total), unknown, pk.Cart.Units(), true
 	}
-	s.NeedsPerson = p.needsPerson()
 	s.Questions = make([]Question, 0, len(p.questions))
 	for _, q := range p.questions {
 		c := *q
