@@ -387,7 +387,10 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		if r.cfg.DataDir != "" && os.MkdirAll(r.cfg.DataDir, 0o755) == nil {
 			cartFile = filepath.Join(r.cfg.DataDir, "demo-cart.json")
 		}
-		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile})
+		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile,
+			// A demo-only switch, read here rather than in the configuration:
+			// the sign-in challenge a person passes from the panel (docs/panel.md).
+			SignInChallenge: os.Getenv("GEMINI_SUPPLY_DEMO_SIGNIN_CHALLENGE") == "1"})
 		if err != nil {
 			return nil, fmt.Errorf("start the demo store: %w", err)
 		}

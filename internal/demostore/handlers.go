@@ -120,6 +120,7 @@ func (s *Server) storeHandler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]bool{"loggedIn": s.loggedIn(r)})
 	})
 	mux.HandleFunc("GET /{lang}/auth/callback", s.authCallback)
+	mux.HandleFunc("GET "+InboxPath, s.inboxPage)
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -590,6 +591,9 @@ func (s *Server) authHandler() http.Handler {
 			return
 		}
 		returnTo := safeReturn(q.Get("state"))
+		if s.signInChallenge && s.serveChallenge(w, r) {
+			return
+		}
 		switch r.Method {
 		case http.MethodGet:
 			writeHTML(w, http.StatusOK, authPage(r.URL.RequestURI(), "", ""))
@@ -611,6 +615,10 @@ func (s *Server) authHandler() http.Handler {
 			if !strings.EqualFold(user, s.username) || pass != s.password {
 				s.log.Info("sign-in rejected: wrong email or password")
 				writeHTML(w, http.StatusOK, authPage(r.URL.RequestURI(), user, "Your email or password is incorrect."))
+				return
+			}
+			if s.signInChallenge {
+				s.startChallenge(w, r, returnTo, redirect)
 				return
 			}
 			code := randomToken()

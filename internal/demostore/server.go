@@ -75,6 +75,10 @@ type Options struct {
 	// this long (or until the request ends): a slow identity site, for
 	// tests.
 	SignInDelay time.Duration
+	// SignInChallenge makes the identity host ask, after a right password,
+	// for a "not a robot" tick and a 6-digit code shown on the demo inbox
+	// page (InboxPath): a check the scripted login cannot pass.
+	SignInChallenge bool
 }
 
 // CartLine is one line of the shopper's cart.
@@ -130,7 +134,10 @@ type Server struct {
 	cart     []CartLine
 	cartFile string
 
-	signInDelay time.Duration
+	signInDelay     time.Duration
+	signInChallenge bool
+	challenges      map[string]challenge // by id: pending sign-in challenges
+	lastChallenge   string
 
 	slots slotState // the delivery slots page (slots.go)
 }
@@ -153,7 +160,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		codes:    map[string]string{},
 		cartFile: opts.CartFile,
 
-		signInDelay: opts.SignInDelay,
+		signInDelay:     opts.SignInDelay,
+		signInChallenge: opts.SignInChallenge,
 	}
 	if err := s.loadCart(); err != nil {
 		return nil, err
