@@ -115,6 +115,12 @@ func (h *Host) login(ctx context.Context) error {
 			return ErrNoCredentials
 		}
 	}
+	h.mu.Lock()
+	ht := h.held
+	h.mu.Unlock()
+	if ht != nil {
+		return &NeedsPersonError{NeedsPerson: ht.NeedsPerson, Step: "(a person has the sign-in tab)"}
+	}
 	// No tab is mid-add while the session changes: cart requests already
 	// sent are answered first, new ones wait until the login ends.
 	left, resume := h.cart.hold(ctx, h.opts.LoginStepTimeout)
@@ -133,7 +139,12 @@ func (h *Host) login(ctx context.Context) error {
 		}
 		return fmt.Errorf("browser: opening the login tab: %w", err)
 	}
-	defer closePage(page)
+	held := false
+	defer func() {
+		if !held {
+			closePage(page)
+		}
+	}()
 	token, err := h.tagLoginRequests(g, page)
 	if err != nil {
 		return fmt.Errorf("browser: preparing the login tab: %w", err)
@@ -142,6 +153,9 @@ func (h *Host) login(ctx context.Context) error {
 	h.loginPage, h.loginToken = page, token
 	h.mu.Unlock()
 	defer func() {
+		if held {
+			return // the person's tab keeps the login's permissions
+		}
 		h.mu.Lock()
 		h.loginPage, h.loginToken = nil, ""
 		h.mu.Unlock()
@@ -157,6 +171,12 @@ func (h *Host) login(ctx context.Context) error {
 		}
 		h.log.Debug("login step", "n", i+1, "step", step.What, "kind", string(step.Kind))
 		done, err := h.loginStep(ctx, page, step)
+		if errors.Is(err, errChallenge) {
+			held = true
+			ht := h.holdSignIn(g, page, ReasonSignInChallenge)
+			h.log.Warn("the store's sign-in asks for more than the password: waiting for a person to take over in the panel", "store", p.Name, "step", step.What)
+			return &NeedsPersonError{NeedsPerson: ht.NeedsPerson, Step: step.What}
+		}
 		if err != nil {
 			if g.isGone() || isTargetClosed(err) {
 				return fmt.Errorf("browser: login step %q: %w", step.What, ErrBrowserGone)
@@ -252,6 +272,14 @@ func (h *Host) loginStep(ctx context.Context, page playwright.Page, s store.Logi
 		// whole step on a loaded machine although the page was already there
 		// ("did not reach www.metro.ca (it is on https://www.metro.ca/en)").
 		want := strings.ToLower(s.Host)
+		if h.profile.ChallengeSelector != "" && !h.profile.LoginHostAllowed(want) {
+			// Back to the store, or a challenge a person must pass.
+			reached, err := h.waitHostOrChallenge(ctx, page, want, boundedBy(ctx, timeout))
+			if reached || err != nil {
+				return false, err
+			}
+			ms = playwright.Float(1) // timed out: the usual wait says why
+		}
 		err := page.WaitForURL(func(raw string) bool {
 			u, err := url.Parse(raw)
 			return err == nil && strings.EqualFold(u.Hostname(), want)

@@ -299,6 +299,7 @@ type Host struct {
 	pages       map[playwright.Page]*pageState
 	loginPage   playwright.Page      // the page Login drives, while it runs
 	loginToken  string               // its requests' loginHeader value, while it runs
+	held        *heldTab             // the sign-in tab a person drives (takeover.go)
 	blocked     map[string]int       // blocked host -> count
 	refused     map[store.Rule]int   // refused requests by rule (not hosts)
 	refusedSeen map[string]bool      // "METHOD host/path" already logged

@@ -104,6 +104,10 @@ type Profile struct {
 	// LoginSteps is the scripted login, run by code with the credentials
 	// from the configuration (never by the model).
 	LoginSteps []LoginStep
+	// ChallengeSelector is a CSS selector the identity site shows when it
+	// asks for more than the password (a "not a robot" check, a code sent
+	// by e-mail or SMS): the login then waits for a person (take over).
+	ChallengeSelector string
 	// BannerText is the text of the bar shown on every page while the agent
 	// works, followed by the current item's name.
 	BannerText string
@@ -339,6 +343,8 @@ func Metro() Profile {
 		CartSetupPaths:        slices.Clone(metroCartSetupPaths),
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
+		// Best effort: a one-time-code field or a challenge frame.
+		ChallengeSelector: `input[autocomplete="one-time-code"], iframe[src*="challenges.cloudflare.com"], iframe[src*="recaptcha"], iframe[src*="hcaptcha"]`,
 		LoginSteps: []LoginStep{
 			{Kind: StepGoto, What: "open the store"},
 			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: 5 * time.Second, What: "accept the cookie banner"},
@@ -419,6 +425,7 @@ func Demo() Profile {
 			`#product[data-product-id="{id}"] #product-name, #product[data-product-id="{id}"] #product-size`,
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
+		ChallengeSelector:     "#challenge-form", // demostore's SignInChallenge
 		LoginSteps: []LoginStep{
 			{Kind: StepGoto, What: "open the store"},
 			{Kind: StepClick, Selector: "#onetrust-accept-btn-handler", Optional: true, Timeout: time.Second, What: "accept the cookie banner"},

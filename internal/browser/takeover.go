@@ -1,0 +1,332 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// Take over: a sign-in the scripted login cannot finish (the identity site
+// asks for a "not a robot" check or a code: the profile's
+// ChallengeSelector) is not a failure. Login keeps its tab open — with the
+// login's permissions, under the same request policy — and returns an
+// error wrapping ErrNeedsPerson; a person then drives that tab from the
+// panel (TakeoverClick, TakeoverType, TakeoverKey, with TakeoverScreenshot
+// to see it) and hands it back with TakeoverDone, which AwaitSignIn waits
+// for. Typed text is never logged.
+
+// SignInTab names the held sign-in tab in the take-over API.
+const SignInTab = "sign-in"
+
+// ReasonSignInChallenge is the needs-person reason of a sign-in challenge.
+const ReasonSignInChallenge = "sign_in_challenge"
+
+// ErrNeedsPerson means a person must finish what the browser holds open
+// (NeedsPerson says which tab and why).
+var ErrNeedsPerson = errors.New("a person must finish this in the panel (take over)")
+
+// ErrNotHeld means the take-over names a tab that no person is asked for.
+var ErrNotHeld = errors.New("no tab waits for a person under that name")
+
+// NeedsPerson is a tab waiting for a person.
+type NeedsPerson struct {
+	Tab    string `json:"tab"`
+	Reason string `json:"reason"`
+	Item   string `json:"item"`
+}
+
+// NeedsPersonError is Login's error when a person must finish the sign-in.
+type NeedsPersonError struct {
+	NeedsPerson
+	Step string // the login step that met the challenge
+}
+
+func (e *NeedsPersonError) Error() string {
+	return fmt.Sprintf("the sign-in stopped at %q: the store asks for more than the password (%s); %v", e.Step, e.Reason, ErrNeedsPerson)
+}
+
+func (e *NeedsPersonError) Unwrap() error { return ErrNeedsPerson }
+
+// errChallenge marks a login step that met the profile's challenge.
+var errChallenge = errors.New("the identity site shows a challenge")
+
+// heldTab is the sign-in tab a person drives.
+type heldTab struct {
+	NeedsPerson
+	g    *generation
+	page playwright.Page
+	mu   sync.Mutex    // one input at a time
+	done chan struct{} // closed by TakeoverDone
+	ok   bool          // signed in when handed back (set before done closes)
+}
+
+// NeedsPersons lists the tabs waiting for a person (none or the sign-in).
+func (h *Host) NeedsPersons() []NeedsPerson {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		return nil
+	}
+	return []NeedsPerson{h.held.NeedsPerson}
+}
+
+func (h *Host) heldTab(tab string) (*heldTab, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil || h.held.Tab != tab {
+		return nil, fmt.Errorf("browser: take over %q: %w", tab, ErrNotHeld)
+	}
+	return h.held, nil
+}
+
+// holdSignIn keeps the login tab for a person: the login's token stays so
+// its requests keep the login's permissions (and the policy's refusals).
+func (h *Host) holdSignIn(g *generation, page playwright.Page, reason string) *heldTab {
+	ht := &heldTab{NeedsPerson: NeedsPerson{Tab: SignInTab, Reason: reason}, g: g, page: page, done: make(chan struct{})}
+	h.mu.Lock()
+	h.held = ht
+	h.mu.Unlock()
+	return ht
+}
+
+// handBackWait bounds how long TakeoverDone lets a sign-in land.
+const handBackWait = 15 * time.Second
+
+// takeoverWait bounds one take-over input.
+const takeoverWait = 20 * time.Second
+
+func (ht *heldTab) ms() *float64 { return playwright.Float(float64(takeoverWait.Milliseconds())) }
+
+// TakeoverScreenshot returns the held tab's screen (JPEG).
+func (h *Host) TakeoverScreenshot(ctx context.Context, tab string) ([]byte, error) {
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return nil, err
+	}
+	ht.mu.Lock()
+	defer ht.mu.Unlock()
+	if ht.g.keeperSess == nil {
+		h.shotMu.Lock()
+		defer h.shotMu.Unlock()
+		if err := ht.page.BringToFront(); err != nil {
+			return nil, fmt.Errorf("browser: take-over screenshot: %w", err)
+		}
+	}
+	b, err := ht.page.Screenshot(playwright.PageScreenshotOptions{Type: playwright.ScreenshotTypeJpeg, Quality: playwright.Int(70),
+		Scale: playwright.ScreenshotScaleCss, Timeout: ht.ms()})
+	if err != nil {
+		return nil, fmt.Errorf("browser: take-over screenshot: %w", err)
+	}
+	return b, nil
+}
+
+// TakeoverClick clicks the held tab at x, y in 0–999 screen coordinates.
+func (h *Host) TakeoverClick(ctx context.Context, tab string, x, y int) error {
+	if x < 0 || x > 999 || y < 0 || y > 999 {
+		return &InputError{Input: fmt.Sprintf("%d,%d", x, y), Reason: "coordinates are 0–999"}
+	}
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return err
+	}
+	ht.mu.Lock()
+	defer ht.mu.Unlock()
+	w, hh := h.opts.Width, h.opts.Height
+	if vs := ht.page.ViewportSize(); vs != nil && vs.Width > 0 {
+		w, hh = vs.Width, vs.Height
+	}
+	px, py := float64(x)*float64(w)/1000, float64(y)*float64(hh)/1000
+	h.log.Info("take-over: click", "tab", tab, "x", x, "y", y)
+	if err := ht.page.Mouse().Click(px, py); err != nil {
+		return fmt.Errorf("browser: take-over click: %w", err)
+	}
+	h.settle(ht)
+	return nil
+}
+
+// TakeoverType types text into the held tab's focused field. The text is
+// never logged, nor put in an error.
+func (h *Host) TakeoverType(ctx context.Context, tab, text string) error {
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return err
+	}
+	ht.mu.Lock()
+	defer ht.mu.Unlock()
+	h.log.Info("take-over: type", "tab", tab, "chars", len([]rune(text)))
+	kb := ht.page.Keyboard()
+	for _, st := range strokes(text) {
+		var err error
+		if st.key != "" {
+			err = kb.Press(st.key)
+		} else {
+			err = kb.InsertText(st.insert)
+		}
+		if err != nil {
+			return fmt.Errorf("browser: take-over type: %w", sanitizeLoginErr(err))
+		}
+	}
+	return nil
+}
+
+// TakeoverKey presses one key (Enter, Tab, Backspace…) in the held tab.
+func (h *Host) TakeoverKey(ctx context.Context, tab, key string) error {
+	k, err := canonicalKey(key)
+	if err != nil {
+		return err
+	}
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return err
+	}
+	ht.mu.Lock()
+	defer ht.mu.Unlock()
+	h.log.Info("take-over: key", "tab", tab, "key", k)
+	if err := ht.page.Keyboard().Press(k); err != nil {
+		return fmt.Errorf("browser: take-over key: %w", err)
+	}
+	h.settle(ht)
+	return nil
+}
+
+// settle waits briefly for a navigation an input started to load, so the
+// next screenshot shows it (bounded; a page that stays is fine).
+func (h *Host) settle(ht *heldTab) {
+	_ = ht.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded,
+		Timeout: playwright.Float(float64((5 * time.Second).Milliseconds()))})
+}
+
+// TakeoverURL is the held tab's address without its query (for the guide
+// and the journal: a query may hold a code).
+func (h *Host) TakeoverURL(tab string) (string, error) {
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return "", err
+	}
+	return redactURL(ht.page.URL()), nil
+}
+
+// TakeoverDone hands the held tab back: for the sign-in, whether the store
+// now shows the signed-in marker (reading the tab, then a fresh copy of the
+// store's home page in it). The tab is closed and AwaitSignIn returns.
+func (h *Host) TakeoverDone(ctx context.Context, tab string) (signedIn bool, err error) {
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return false, err
+	}
+	ht.mu.Lock()
+	// A submit the person just sent may still be on its way back from the
+	// identity site: let it land on the store (bounded) before reading.
+	deadline := time.Now().Add(handBackWait)
+	tick := time.NewTicker(250 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if u, perr := url.Parse(ht.page.URL()); perr == nil && u.Hostname() != "" && !h.loginOnlyHost(u.Hostname()) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			continue
+		}
+		break
+	}
+	tick.Stop()
+	ok := h.readSession(ht.page, time.Now().Add(handBackWait), h.opts.AuthWait) == sessionSignedIn
+	if !ok {
+		if _, gerr := ht.page.Goto(h.profile.HomeURL, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: ht.ms()}); gerr == nil {
+			ok = h.readSession(ht.page, time.Now().Add(h.opts.LoginStepTimeout), h.opts.AuthWait) == sessionSignedIn
+		}
+	}
+	ht.mu.Unlock()
+	h.releaseHeld(ht, ok)
+	h.log.Info("take-over: handed back", "tab", tab, "signed_in", ok)
+	return ok, nil
+}
+
+// releaseHeld closes the held tab and ends the login's permissions.
+func (h *Host) releaseHeld(ht *heldTab, ok bool) {
+	h.mu.Lock()
+	if h.held != ht {
+		h.mu.Unlock()
+		return
+	}
+	h.held = nil
+	h.loginPage, h.loginToken = nil, ""
+	ht.ok = ok
+	close(ht.done)
+	h.mu.Unlock()
+	closePage(ht.page)
+}
+
+// AwaitSignIn waits until the person hands the held sign-in tab back (nil
+// when the store is then signed in), ctx ends or the Host closes. Without a
+// held sign-in it returns at once with ErrNotHeld.
+func (h *Host) AwaitSignIn(ctx context.Context) error {
+	ht, err := h.heldTab(SignInTab)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ht.done:
+	case <-ctx.Done():
+		return fmt.Errorf("browser: waiting for a person to sign in: %w", ctx.Err())
+	case <-h.life.Done():
+		return fmt.Errorf("browser: waiting for a person to sign in: %w", ErrClosed)
+	}
+	if !ht.ok {
+		return errors.New("browser: the sign-in was handed back without the store showing the shopper signed in")
+	}
+	return nil
+}
+
+// waitHostOrChallenge waits for the page to reach host want, or for the
+// profile's challenge to show (errChallenge). On timeout it returns false
+// and no error: the caller's usual wait tells what went wrong.
+func (h *Host) waitHostOrChallenge(ctx context.Context, page playwright.Page, want string, d time.Duration) (reached bool, err error) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if u, perr := url.Parse(page.URL()); perr == nil && strings.EqualFold(u.Hostname(), want) {
+			return true, nil
+		}
+		if h.showsChallenge(page) {
+			return false, errChallenge
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// showsChallenge reads whether the page shows the profile's challenge
+// (bounded: a page that does not answer shows none).
+func (h *Host) showsChallenge(page playwright.Page) bool {
+	sel := h.profile.ChallengeSelector
+	if sel == "" {
+		return false
+	}
+	ch := make(chan bool, 1)
+	go func() {
+		v, err := page.Evaluate(`sel => !!document.querySelector(sel)`, sel)
+		b, _ := v.(bool)
+		ch <- err == nil && b
+	}()
+	select {
+	case b := <-ch:
+		return b
+	case <-time.After(identityProbeWait):
+		return false
+	}
+}
