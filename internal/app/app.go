@@ -42,6 +42,9 @@ import (
 // Deps are a run's collaborators that do not come from the configuration
 // alone: the integrations `serve` (or the CLI) sets up.
 type Deps struct {
+	// Desk offers a sign-in that needs a person to the panel (take over);
+	// nil: such a sign-in fails the run.
+	Desk *shop.Desk
 	// Provider is the shopping list; nil opens the YAML file named by
 	// Config.ShoppingList for each run.
 	Provider shoppinglist.Provider
@@ -232,6 +235,7 @@ func (r *Runner) Shop(ctx context.Context, req runstatus.Request) (shop.Result, 
 	scfg := shop.Config{
 		Provider:             provider,
 		LaunchHost:           r.launcher(env),
+		Desk:                 r.deps.Desk,
 		Store:                storeInfo(env.profile),
 		Agent:                r.agentConfig(env, limiter, price),
 		RunAgent:             r.deps.RunAgent,

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // Take over: a sign-in the scripted login cannot finish (the identity site
@@ -35,11 +38,7 @@ var ErrNeedsPerson = errors.New("a person must finish this in the panel (take ov
 var ErrNotHeld = errors.New("no tab waits for a person under that name")
 
 // NeedsPerson is a tab waiting for a person.
-type NeedsPerson struct {
-	Tab    string `json:"tab"`
-	Reason string `json:"reason"`
-	Item   string `json:"item"`
-}
+type NeedsPerson = runstatus.NeedsPerson
 
 // NeedsPersonError is Login's error when a person must finish the sign-in.
 type NeedsPersonError struct {
@@ -329,4 +328,70 @@ func (h *Host) showsChallenge(page playwright.Page) bool {
 	case <-time.After(identityProbeWait):
 		return false
 	}
+}
+
+// TakeoverElement is one visible element of the held tab a person may act on, as
+// the guide reads it: its box in 0–999 screen coordinates.
+type TakeoverElement struct {
+	Tag     string `json:"tag"`
+	Type    string `json:"type,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Label   string `json:"label"`
+	Auto    string `json:"autocomplete,omitempty"`
+	Checked bool   `json:"checked,omitempty"`
+	Filled  bool   `json:"filled,omitempty"` // a field with a value (never the value)
+	Box     [4]int `json:"box"`
+}
+
+// PageRead is what the guide reads of the held tab: its address (no
+// query), whether the store shows the shopper signed in, its visible text
+// (bounded) and its elements.
+type PageRead struct {
+	URL      string    `json:"url"`
+	SignedIn bool      `json:"signed_in"`
+	Text     string    `json:"text"`
+	Elements []TakeoverElement `json:"elements"`
+}
+
+// readElements lists the page's visible links, buttons and fields with
+// their labels (the accessible name, roughly) and boxes.
+const readElements = `() => {
+  const W = innerWidth, H = innerHeight, out = [];
+  const n = v => Math.max(0, Math.min(999, Math.round(v)));
+  for (const e of document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, [role=button], [role=checkbox]')) {
+    const r = e.getBoundingClientRect();
+    if (r.width <= 0 || r.height <= 0 || getComputedStyle(e).visibility === 'hidden') continue;
+    let label = e.getAttribute('aria-label') || '';
+    if (!label && e.labels && e.labels.length) label = e.labels[0].innerText;
+    if (!label && (e.tagName === 'A' || e.tagName === 'BUTTON' || e.getAttribute('role'))) label = e.innerText || '';
+    if (!label) label = e.getAttribute('placeholder') || e.getAttribute('name') || '';
+    out.push({tag: e.tagName.toLowerCase(), type: (e.getAttribute('type') || '').toLowerCase(), id: e.id || '',
+      label: label.trim().slice(0, 80), autocomplete: e.getAttribute('autocomplete') || '',
+      checked: !!e.checked, filled: 'value' in e && e.tagName !== 'BUTTON' && !!e.value && e.type !== 'checkbox',
+      box: [n(r.left*1000/W), n(r.top*1000/H), n(r.right*1000/W), n(r.bottom*1000/H)]});
+  }
+  return JSON.stringify({text: (document.body ? document.body.innerText : '').slice(0, 2000), elements: out});
+}`
+
+// TakeoverRead reads the held tab for the guide (never a field's value).
+func (h *Host) TakeoverRead(ctx context.Context, tab string) (PageRead, error) {
+	ht, err := h.heldTab(tab)
+	if err != nil {
+		return PageRead{}, err
+	}
+	ht.mu.Lock()
+	defer ht.mu.Unlock()
+	_ = ht.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: ht.ms()})
+	v, err := ht.page.Evaluate(readElements)
+	if err != nil {
+		return PageRead{}, fmt.Errorf("browser: reading the tab for the guide: %w", err)
+	}
+	s, _ := v.(string)
+	var pr PageRead
+	if err := json.Unmarshal([]byte(s), &pr); err != nil {
+		return PageRead{}, fmt.Errorf("browser: reading the tab for the guide: %w", err)
+	}
+	pr.URL = redactURL(ht.page.URL())
+	pr.SignedIn = h.readSession(ht.page, time.Now().Add(identityProbeWait), 0) == sessionSignedIn
+	return pr, nil
 }

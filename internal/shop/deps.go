@@ -118,6 +118,9 @@ type Config struct {
 	Provider shoppinglist.Provider
 	// LaunchHost starts the browser. Required.
 	LaunchHost func(ctx context.Context) (Host, error)
+	// Desk offers a sign-in that needs a person to the panel (take over);
+	// nil: such a sign-in fails the run.
+	Desk *Desk
 	// Store is the store being shopped. Required (Name, HomeURL, SearchURL).
 	Store Store
 	// Agent is the template of every agent's configuration (client, model,

@@ -360,7 +360,9 @@ func (r *run) ensureLogin(ctx context.Context) error {
 	defer r.authMu.Unlock()
 	r.logins++
 	if err := r.host.Login(ctx); err != nil {
-		return fmt.Errorf("sign in to %s: %w", r.storeName(), err)
+		if perr := r.awaitPerson(ctx, err); perr != nil {
+			return fmt.Errorf("sign in to %s: %w", r.storeName(), perr)
+		}
 	}
 	r.authGen++
 	return nil
