@@ -347,9 +347,9 @@ type TakeoverElement struct {
 // query), whether the store shows the shopper signed in, its visible text
 // (bounded) and its elements.
 type PageRead struct {
-	URL      string    `json:"url"`
-	SignedIn bool      `json:"signed_in"`
-	Text     string    `json:"text"`
+	URL      string            `json:"url"`
+	SignedIn bool              `json:"signed_in"`
+	Text     string            `json:"text"`
 	Elements []TakeoverElement `json:"elements"`
 }
 

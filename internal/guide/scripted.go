@@ -52,7 +52,9 @@ func (Scripted) Plan(_ context.Context, st State, p Page) (Plan, error) {
 		}
 	}
 	if hasCodeField && !codeField.Filled && code == "" {
-		if inbox, ok := find(p, func(e Element) bool { return e.Tag == "a" && labelHas(e, "inbox", "email", "e-mail", "courriel", "boîte") }); ok {
+		if inbox, ok := find(p, func(e Element) bool {
+			return e.Tag == "a" && labelHas(e, "inbox", "email", "e-mail", "courriel", "boîte")
+		}); ok {
 			return step(fmt.Sprintf("Tap “%s” to read the code you were sent.", inbox.Label), inbox, "The store asks for a code sent by e-mail.")
 		}
 		return step("Tap the code field and type the code you were sent.", codeField, "The store asks for a code.")
@@ -77,7 +79,9 @@ func (Scripted) Plan(_ context.Context, st State, p Page) (Plan, error) {
 	if b, ok := find(p, func(e Element) bool { return e.Tag == "button" && (e.Type == "submit" || e.Type == "") }); ok {
 		return step(fmt.Sprintf("Tap “%s”.", b.Label), b, "")
 	}
-	if b, ok := find(p, func(e Element) bool { return e.Tag == "a" && labelHas(e, "sign in", "log in", "connexion", "se connecter") }); ok {
+	if b, ok := find(p, func(e Element) bool {
+		return e.Tag == "a" && labelHas(e, "sign in", "log in", "connexion", "se connecter")
+	}); ok {
 		return step(fmt.Sprintf("Tap “%s”.", b.Label), b, "")
 	}
 	return Plan{}, fmt.Errorf("no next step found on %s", p.URL)
