@@ -19,11 +19,11 @@ import (
 func newPanel(cfg config.Config, logger *slog.Logger, ingress bool,
 	start func(context.Context, runstatus.Request) error, stop func(context.Context, string) error,
 	preview func(context.Context, bool) (shoppinglist.Plan, error),
-	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error), usual *usualHooks) (*panel.Panel, error) {
+	cartAction func(context.Context, reviewpack.Request) (reviewpack.Action, error), usual *usualHooks, takeover panel.Takeover) (*panel.Panel, error) {
 	opts := panel.Options{
 		Ingress: ingress, Logger: logger, Start: start, Stop: stop, Preview: preview,
 		History: app.PanelHistory(cfg), Products: app.PanelProducts(cfg, logger), CartAction: cartAction,
-		Messages: messages.For(cfg.Language),
+		Messages: messages.For(cfg.Language), Takeover: takeover,
 	}
 	if usual != nil {
 		opts.Usual, opts.AddUsual = usual.propose, usual.add

@@ -189,6 +189,9 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	var questions []ask.Channel
 	var runner *app.Runner // built below; the panel's preview reads the list through it
 	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
+		// A sign-in that needs a person waits for one in the panel.
+		desk := app.NewDesk(logger)
+		deps.Desk = desk
 		p, err := newPanel(cfg, logger, ingress,
 			func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }, stop,
 			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) },
@@ -198,7 +201,7 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			&usualHooks{
 				propose: func(ctx context.Context) (panel.UsualProposal, error) { return runner.PanelUsual(ctx) },
 				add:     func(ctx context.Context, names []string) error { return runner.AddUsual(ctx, names) },
-			})
+			}, app.PanelTakeover(desk))
 		if err != nil {
 			return err
 		}

@@ -166,7 +166,7 @@ func shopPanel(ctx context.Context, cfg config.Config, logger *slog.Logger, bus 
 			}
 			stopRun(errPanelStop)
 			return nil
-		}, nil, nil, nil)
+		}, nil, nil, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -80,6 +80,9 @@ type Options struct {
 	Messages messages.Catalog
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Takeover is the tabs that need a person and the guide on them
+	// (takeover.go); nil: none.
+	Takeover Takeover
 }
 
 // Panel holds the live state of the current (or last) run and serves it.
@@ -144,6 +147,9 @@ type Snapshot struct {
 	ItemRuns map[string]string `json:"item_runs,omitempty"`
 	// Questions wait for an answer (in the panel or on another channel).
 	Questions []Question `json:"questions"`
+	// NeedsPerson are the tabs waiting for a person (take over), read
+	// when the state is asked for.
+	NeedsPerson []runstatus.NeedsPerson `json:"needs_person"`
 }
 
 // findItem returns the snapshot's item with id.
@@ -207,6 +213,7 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
 	p.mux.HandleFunc("GET /api/usual", p.serveUsual)
 	p.mux.HandleFunc("POST /api/usual/start", p.guard(p.serveUsualStart))
+	p.routeTakeover()
 	return p, nil
 }
 
@@ -315,6 +322,7 @@ func (p *Panel) serveState(w http.ResponseWriter, _ *http.Request) {
 	p.mu.Lock()
 	snap := p.snapshotLocked()
 	p.mu.Unlock()
+	snap.NeedsPerson = p.needsPersons()
 	writeJSON(w, snap)
 }
 

@@ -161,7 +161,7 @@ func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) 
 	if err != nil {
 		return guide.Step{}, fmt.Errorf("show me: %w", err)
 	}
-	d.log.Info("guide step", "tab", tab, "task", step.Task, "done", step.Done, "history", len(st.TaskHistory))
+	d.log.Info("guide step", "tab", tab, "done", step.Done, "history", len(st.TaskHistory)) // not the task: it may quote a code
 	return step, nil
 }
 
