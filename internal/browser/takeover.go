@@ -381,10 +381,23 @@ func (h *Host) TakeoverRead(ctx context.Context, tab string) (PageRead, error) {
 	}
 	ht.mu.Lock()
 	defer ht.mu.Unlock()
-	_ = ht.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: ht.ms()})
-	v, err := ht.page.Evaluate(readElements)
-	if err != nil {
-		return PageRead{}, fmt.Errorf("browser: reading the tab for the guide: %w", err)
+	// The person's last input may have started a navigation: a reading
+	// the navigation interrupts is taken again on the new page (bounded).
+	var v any
+	for try := 0; ; try++ {
+		_ = ht.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: ht.ms()})
+		v, err = ht.page.Evaluate(readElements)
+		if err == nil {
+			break
+		}
+		if try >= 20 || !strings.Contains(err.Error(), "context was destroyed") {
+			return PageRead{}, fmt.Errorf("browser: reading the tab for the guide: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return PageRead{}, fmt.Errorf("browser: reading the tab for the guide: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 	s, _ := v.(string)
 	var pr PageRead

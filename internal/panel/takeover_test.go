@@ -1,0 +1,122 @@
+package panel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// fakeTakeover holds one tab, "sign-in", and records the inputs it gets.
+type fakeTakeover struct {
+	mu     sync.Mutex
+	inputs []string
+}
+
+func (f *fakeTakeover) tab(tab string) error {
+	if tab != "sign-in" {
+		return fmt.Errorf("%w: %s", ErrNotHeld, tab)
+	}
+	return nil
+}
+func (f *fakeTakeover) note(tab, s string) {
+	if f.tab(tab) == nil {
+		f.mu.Lock()
+		f.inputs = append(f.inputs, s)
+		f.mu.Unlock()
+	}
+}
+func (f *fakeTakeover) NeedsPersons() []runstatus.NeedsPerson {
+	return []runstatus.NeedsPerson{{Tab: "sign-in", Reason: "sign_in_challenge"}}
+}
+func (f *fakeTakeover) Screenshot(_ context.Context, tab string) ([]byte, error) {
+	return []byte{0xff, 0xd8, 0xff}, f.tab(tab)
+}
+func (f *fakeTakeover) Click(_ context.Context, tab string, x, y int) error {
+	f.note(tab, fmt.Sprintf("click %d,%d", x, y))
+	return f.tab(tab)
+}
+func (f *fakeTakeover) Type(_ context.Context, tab, text string) error {
+	f.note(tab, "type "+text)
+	return f.tab(tab)
+}
+func (f *fakeTakeover) Key(_ context.Context, tab, key string) error {
+	f.note(tab, "key "+key)
+	return f.tab(tab)
+}
+func (f *fakeTakeover) Done(_ context.Context, tab string) (bool, error) {
+	f.note(tab, "done")
+	return true, f.tab(tab)
+}
+func (f *fakeTakeover) Guide(_ context.Context, tab, goal string) (GuideStep, error) {
+	return GuideStep{Task: "Tick “I'm not a robot”.", Description: "The person wants to " + goal + ".", Box: [4]int{1, 2, 3, 4}}, f.tab(tab)
+}
+
+// The take-over API: needs_person in the state; inputs only with the
+// panel's header and from its origin; coordinates checked; an unknown tab
+// is 404; typed text reaches the tab but the log holds only its length.
+func TestTakeoverAPI(t *testing.T) {
+	f := &fakeTakeover{}
+	var logs bytes.Buffer
+	p, err := New(Options{Start: func(context.Context, runstatus.Request) error { return nil }, Stop: func(context.Context, string) error { return nil },
+		Takeover: f, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(path, body string, hdr map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Host = "127.0.0.1:8099"
+		for k, v := range hdr {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		return w
+	}
+	ok := map[string]string{ActionHeader: "1"}
+	var st struct {
+		NeedsPerson []runstatus.NeedsPerson `json:"needs_person"`
+	}
+	if w := do(p, http.MethodGet, "/api/state", "", nil); json.Unmarshal(w.Body.Bytes(), &st) != nil || len(st.NeedsPerson) != 1 || st.NeedsPerson[0].Tab != "sign-in" {
+		t.Fatalf("state: %s", w.Body)
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		hdr              map[string]string
+		want             int
+	}{
+		{"no header", "/api/takeover/sign-in/click", `{"x":1,"y":1}`, nil, http.StatusForbidden},
+		{"another origin", "/api/takeover/sign-in/type", `{"text":"x"}`, map[string]string{ActionHeader: "1", "Origin": "https://evil.example"}, http.StatusForbidden},
+		{"cross-site", "/api/takeover/sign-in/done", ``, map[string]string{ActionHeader: "1", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"off the screen", "/api/takeover/sign-in/click", `{"x":1000,"y":1}`, ok, http.StatusBadRequest},
+		{"no y", "/api/takeover/sign-in/click", `{"x":10}`, ok, http.StatusBadRequest},
+		{"unknown tab", "/api/takeover/item-9/key", `{"key":"Enter"}`, ok, http.StatusNotFound},
+		{"click", "/api/takeover/sign-in/click", `{"x":500,"y":999}`, ok, http.StatusOK},
+		{"type", "/api/takeover/sign-in/type", `{"text":"hunter2-secret"}`, ok, http.StatusOK},
+		{"key", "/api/takeover/sign-in/key", `{"key":"Enter"}`, ok, http.StatusOK},
+		{"guide without a goal", "/api/guide", `{"tab":"sign-in"}`, ok, http.StatusBadRequest},
+		{"guide", "/api/guide", `{"tab":"sign-in","goal":"sign in"}`, ok, http.StatusOK},
+		{"done", "/api/takeover/sign-in/done", ``, ok, http.StatusOK},
+	} {
+		if w := send(tc.path, tc.body, tc.hdr); w.Code != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, w.Code, w.Body, tc.want)
+		}
+	}
+	if got := strings.Join(f.inputs, "|"); got != "click 500,999|type hunter2-secret|key Enter|done" {
+		t.Errorf("inputs = %s", got)
+	}
+	if strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), "chars=14") {
+		t.Errorf("the log must hold the typed text's length only:\n%s", logs.String())
+	}
+	if w := do(p, http.MethodGet, "/api/takeover/sign-in/screen", "", nil); w.Code != 200 || w.Header().Get("Content-Type") != "image/jpeg" {
+		t.Errorf("screen: %d %s", w.Code, w.Header())
+	}
+}
