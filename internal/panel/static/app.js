@@ -1065,4 +1065,69 @@ function wireUsual() {
   });
 }
 
+// Take over (issue 42): a tab that needs a person — the sign-in when the
+// store asks for more than the password — is shown here large and live; a
+// tap clicks it there (0–999 coordinates), the text field types into it
+// (never kept or logged here), Done hands it back; "Show me" asks the
+// guide for the next step and draws its box with its sentence.
+const needs = { tab: '', seq: 0 };
+function needsShot() {
+  if (needs.tab) $('needs-screen').src = `${BASE}api/takeover/${encodeURIComponent(needs.tab)}/screen?n=${++needs.seq}`;
+}
+async function needsPoll() {
+  try {
+    const st = await getJSON('api/state');
+    const np = (st.needs_person || [])[0];
+    const tab = np ? np.tab : '';
+    if (tab !== needs.tab) {
+      needs.tab = tab;
+      $('needs').hidden = !tab;
+      $('needs-box').hidden = true;
+      $('needs-step').textContent = '';
+      if (tab) {
+        $('needs-reason').textContent = np.reason === 'sign_in_challenge' ? t('needs_reason_sign_in_challenge') : t('needs_title');
+        if (!$('needs-goal').value) $('needs-goal').value = t('needs_goal_sign_in');
+      }
+    }
+    needsShot();
+  } catch (e) { /* the next poll tries again */ }
+}
+async function needsInput(kind, body) {
+  const ok = await act(`api/takeover/${encodeURIComponent(needs.tab)}/${kind}`, body ? JSON.stringify(body) : undefined);
+  $('needs-box').hidden = true;
+  needsShot();
+  return ok;
+}
+function needsWire() {
+  $('needs-screen').addEventListener('click', (e) => {
+    const r = e.currentTarget.getBoundingClientRect();
+    const x = Math.min(999, Math.max(0, Math.floor((e.clientX - r.left) * 1000 / r.width)));
+    const y = Math.min(999, Math.max(0, Math.floor((e.clientY - r.top) * 1000 / r.height)));
+    needsInput('click', { x, y });
+  });
+  $('needs-send').addEventListener('click', async () => {
+    const text = $('needs-text').value;
+    $('needs-text').value = '';
+    if (text) await needsInput('type', { text });
+  });
+  $('needs-done').addEventListener('click', async () => {
+    if (await needsInput('done')) needsPoll();
+  });
+  $('needs-show').addEventListener('click', async () => {
+    const r = await fetch(BASE + 'api/guide', { method: 'POST', headers: { 'X-Gemini-Supply': '1', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tab: needs.tab, goal: $('needs-goal').value }) });
+    if (!r.ok) { showNotice((await r.text()) || t('error_status', { status: r.status })); return; }
+    const step = await r.json();
+    $('needs-step').textContent = step.done ? t('needs_guide_done', { task: step.task }) : step.task;
+    const box = $('needs-box');
+    box.hidden = !!step.done;
+    if (!step.done) {
+      const [x0, y0, x1, y1] = step.box;
+      Object.assign(box.style, { left: `${x0 / 10}%`, top: `${y0 / 10}%`, width: `${(x1 - x0) / 10}%`, height: `${(y1 - y0) / 10}%` });
+    }
+  });
+  setInterval(needsPoll, 3000);
+  needsPoll();
+}
 boot();
+needsWire();
