@@ -169,7 +169,7 @@ func TestTakeOverSignInChallenge(t *testing.T) {
 	_, pass := r.DemoStore().Credentials()
 	all := logs.String()
 	// Digits alone may occur in a duration: the code as a number of its own.
-	if regexp.MustCompile(`(^|[^0-9.])` + typed + `([^0-9]|$)`).MatchString(all) || strings.Contains(all, pass) {
+	if regexp.MustCompile(`(^|[^0-9.])`+typed+`([^0-9]|$)`).MatchString(all) || strings.Contains(all, pass) {
 		t.Errorf("a typed secret is in the log")
 	}
 	// Nor in the traces.
