@@ -11,12 +11,19 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/testbrowser"
 
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // fakeTakeover holds one tab, "sign-in", and records the inputs it gets.
 type fakeTakeover struct {
+	shot   []byte
 	mu     sync.Mutex
 	inputs []string
 }
@@ -38,6 +45,9 @@ func (f *fakeTakeover) NeedsPersons() []runstatus.NeedsPerson {
 	return []runstatus.NeedsPerson{{Tab: "sign-in", Reason: "sign_in_challenge"}}
 }
 func (f *fakeTakeover) Screenshot(_ context.Context, tab string) ([]byte, error) {
+	if f.shot != nil {
+		return f.shot, f.tab(tab)
+	}
 	return []byte{0xff, 0xd8, 0xff}, f.tab(tab)
 }
 func (f *fakeTakeover) Click(_ context.Context, tab string, x, y int) error {
@@ -118,5 +128,88 @@ func TestTakeoverAPI(t *testing.T) {
 	}
 	if w := do(p, http.MethodGet, "/api/takeover/sign-in/screen", "", nil); w.Code != 200 || w.Header().Get("Content-Type") != "image/jpeg" {
 		t.Errorf("screen: %d %s", w.Code, w.Header())
+	}
+}
+
+func (f *fakeTakeover) got() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.inputs, "|")
+}
+
+// The "Needs you" card in Chromium, in French: it appears with the
+// reason; a tap on the screen clicks the tab there (its 0–999
+// coordinates), the text field types, Show me draws the guide's box with
+// its sentence, Done hands the tab back.
+func TestNeedsYouCardInChromium(t *testing.T) {
+	browser := testbrowser.Launch(t)
+	f := &fakeTakeover{shot: screenshot(t, 1000, 500)}
+	cat := messages.For("fr")
+	p, err := New(Options{Start: func(context.Context, runstatus.Request) error { return nil }, Stop: func(context.Context, string) error { return nil },
+		Takeover: f, Messages: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 1280, Height: 900}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bctx.Close()
+	page, err := bctx.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.SetDefaultTimeout(60000)
+	if _, err := page.Goto(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Locator("#needs-reason").Filter(playwright.LocatorFilterOptions{HasText: cat.T("panel.needs_reason_sign_in_challenge")}).WaitFor(); err != nil {
+		t.Fatalf("the card does not say why: %v", err)
+	}
+	img := page.Locator("#needs-screen")
+	if _, err := page.WaitForFunction(`() => document.getElementById('needs-screen').naturalWidth > 0`, nil); err != nil {
+		t.Fatal(err)
+	}
+	box, err := img.BoundingBox()
+	if err != nil || box == nil {
+		t.Fatalf("no screen: %v", err)
+	}
+	if err := img.Click(playwright.LocatorClickOptions{Position: &playwright.Position{X: box.Width / 4, Y: box.Height / 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Locator("#needs-text").Fill("123456"); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Locator("#needs-send").Click(); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Locator("#needs-show").Click(); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Locator("#needs-step").Filter(playwright.LocatorFilterOptions{HasText: "not a robot"}).WaitFor(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := page.Locator("#needs-box").IsVisible(); !v {
+		t.Error("the guide's box is not drawn")
+	}
+	if err := page.Locator("#needs-done").Click(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute) // bounds a hang only
+	for !strings.HasSuffix(f.got(), "done") {
+		if time.Now().After(deadline) {
+			t.Fatalf("inputs = %s", f.got())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	in := strings.Split(f.got(), "|")
+	var x, y int
+	if len(in) == 3 {
+		_, _ = fmt.Sscanf(in[0], "click %d,%d", &x, &y)
+	}
+	if len(in) != 3 || x < 240 || x > 260 || y < 490 || y > 510 || in[1] != "type 123456" {
+		t.Fatalf("inputs = %v", in)
 	}
 }

@@ -1084,10 +1084,11 @@ async function needsPoll() {
       $('needs').hidden = !tab;
       $('needs-box').hidden = true;
       $('needs-step').textContent = '';
-      if (tab) {
-        $('needs-reason').textContent = np.reason === 'sign_in_challenge' ? t('needs_reason_sign_in_challenge') : t('needs_title');
-        if (!$('needs-goal').value) $('needs-goal').value = t('needs_goal_sign_in');
-      }
+    }
+    if (tab) {
+      // Every poll: the texts may have come after the first one.
+      $('needs-reason').textContent = np.reason === 'sign_in_challenge' ? t('needs_reason_sign_in_challenge') : t('needs_title');
+      if (!$('needs-goal').value && 'needs_goal_sign_in' in TEXTS) $('needs-goal').value = t('needs_goal_sign_in');
     }
     needsShot();
   } catch (e) { /* the next poll tries again */ }
