@@ -43,7 +43,7 @@ func TestImportRules(t *testing.T) {
 		{"browser", []string{"store"}},
 		{"store", nil},
 		{"shop", []string{"agent", "browser", "store", "guide"}},
-		{"guide", nil},
+		{"guide", []string{"agent"}},
 		{"homeassistant", nil},
 		{"mqtt", nil},
 		{"telegram", nil},

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/gemini-supply/gemini-supply/internal/report"
 )
 
 // Element is one visible element of the page, as the tab's reader gives
@@ -135,3 +137,22 @@ func (g *Guide) Forget(tab string) {
 	defer g.mu.Unlock()
 	delete(g.states, tab)
 }
+
+// TakeUsage returns the model use of the planner and the grounder since
+// the last TakeUsage (zero for the scripted planner, which calls no
+// model), for the run whose tab was guided to count.
+func (g *Guide) TakeUsage() report.Usage {
+	var u report.Usage
+	seen := map[usageTaker]bool{}
+	for _, x := range []any{g.Planner, g.Grounder} {
+		t, ok := x.(usageTaker)
+		if !ok || seen[t] {
+			continue
+		}
+		seen[t] = true
+		u = u.Add(t.TakeUsage())
+	}
+	return u
+}
+
+type usageTaker interface{ TakeUsage() report.Usage }

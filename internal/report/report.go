@@ -184,6 +184,17 @@ type Usage struct {
 	Calls int `json:"calls,omitempty"`
 }
 
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	u.PromptTokens += o.PromptTokens
+	u.OutputTokens += o.OutputTokens
+	u.TotalTokens += o.TotalTokens
+	u.CostUSD += o.CostUSD
+	u.CostUnknown = u.CostUnknown || o.CostUnknown
+	u.Calls += o.Calls
+	return u
+}
+
 // Summary is everything the user is told at the end of a run.
 type Summary struct {
 	RunID      string       `json:"run_id"`

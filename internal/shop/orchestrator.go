@@ -988,15 +988,7 @@ func (r *run) totalUsage() report.Usage {
 	return r.usage
 }
 
-func addUsage(a, b report.Usage) report.Usage {
-	a.PromptTokens += b.PromptTokens
-	a.OutputTokens += b.OutputTokens
-	a.TotalTokens += b.TotalTokens
-	a.CostUSD += b.CostUSD
-	a.CostUnknown = a.CostUnknown || b.CostUnknown
-	a.Calls += b.Calls
-	return a
-}
+func addUsage(a, b report.Usage) report.Usage { return a.Add(b) }
 
 // orderedResults returns the finished items' results in list order.
 func (r *run) orderedResults() []report.ItemResult {
