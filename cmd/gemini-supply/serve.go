@@ -189,8 +189,12 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	var questions []ask.Channel
 	var runner *app.Runner // built below; the panel's preview reads the list through it
 	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
-		// A sign-in that needs a person waits for one in the panel.
-		desk := app.NewDesk(logger)
+		// A sign-in that needs a person waits for one in the panel; with a
+		// Gemini key its "Show me" asks Gemini.
+		desk, err := app.NewDeskFor(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
 		deps.Desk = desk
 		p, err := newPanel(cfg, logger, ingress,
 			func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }, stop,

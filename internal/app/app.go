@@ -448,19 +448,29 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		}
 		env.client = c
 	default:
-		c, err := genai.NewClient(ctx, &genai.ClientConfig{
-			APIKey:      r.cfg.GeminiAPIKey.Reveal(),
-			Backend:     genai.BackendGeminiAPI,
-			HTTPOptions: genai.HTTPOptions{BaseURL: r.cfg.GeminiBaseURL},
-		})
+		c, err := geminiClient(ctx, r.cfg)
 		if err != nil {
-			return nil, fmt.Errorf("create the Gemini client: %w", err)
+			return nil, err
 		}
 		env.client = c
 	}
 	ok = true
 	r.env = env
 	return env, nil
+}
+
+// geminiClient is the Gemini API client of the configuration's key (and
+// base URL).
+func geminiClient(ctx context.Context, cfg config.Config) (*genai.Client, error) {
+	c, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      cfg.GeminiAPIKey.Reveal(),
+		Backend:     genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.GeminiBaseURL},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the Gemini client: %w", err)
+	}
+	return c, nil
 }
 
 // ReviewModel is the model that reads the cart page for the review: the
@@ -502,11 +512,13 @@ func (r *Runner) now() time.Time {
 
 // price is the configured price override, nil when both prices are 0 (the
 // model table's price applies).
-func (r *Runner) price() *agent.Price {
-	if r.cfg.GeminiInputPricePerMTok == 0 && r.cfg.GeminiOutputPricePerMTok == 0 {
+func (r *Runner) price() *agent.Price { return configuredPrice(r.cfg) }
+
+func configuredPrice(cfg config.Config) *agent.Price {
+	if cfg.GeminiInputPricePerMTok == 0 && cfg.GeminiOutputPricePerMTok == 0 {
 		return nil
 	}
-	return &agent.Price{Input: r.cfg.GeminiInputPricePerMTok, Output: r.cfg.GeminiOutputPricePerMTok, Source: "configuration"}
+	return &agent.Price{Input: cfg.GeminiInputPricePerMTok, Output: cfg.GeminiOutputPricePerMTok, Source: "configuration"}
 }
 
 // promptInjectionDetection: off when configured off; on for the scripted

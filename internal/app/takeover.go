@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/guide"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -16,6 +19,46 @@ import (
 // NewDesk is the process's take-over desk with the offline scripted guide.
 func NewDesk(logger *slog.Logger) *shop.Desk {
 	return shop.NewDesk(logger, guide.Scripted{}, nil)
+}
+
+// NewDeskFor is the process's take-over desk for the configuration: with
+// a Gemini key (and a model other than the scripted one) "Show me" plans
+// and grounds with Gemini calls (GuideModel); otherwise the offline
+// scripted guide reads the page's elements.
+func NewDeskFor(ctx context.Context, cfg config.Config, logger *slog.Logger) (*shop.Desk, error) {
+	if cfg.GeminiModel == config.ScriptedModel || !cfg.GeminiAPIKey.IsSet() {
+		return NewDesk(logger), nil
+	}
+	g, err := geminiGuide(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return shop.NewDesk(logger, g, g), nil
+}
+
+// geminiGuide is the guide's Gemini planner and grounder for the
+// configuration's key, model, language and prices.
+func geminiGuide(ctx context.Context, cfg config.Config, logger *slog.Logger) (*guide.Gemini, error) {
+	c, err := geminiClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &guide.Gemini{Client: c, Model: GuideModel(cfg.GeminiModel, time.Now()), Language: cfg.Language,
+		Price: configuredPrice(cfg), Logger: logger}, nil
+}
+
+// GuideModel is the model of the Gemini guide: the agent's model, or
+// agent.DefaultModel when the table says that one cannot read screenshots
+// into structured output (the Computer-Use-only preview) or is retired.
+// No option of its own: the guide's calls are few and short.
+func GuideModel(agentModel string, now time.Time) string {
+	if agentModel == "" {
+		return agent.DefaultModel
+	}
+	if m, known := agent.LookupModel(agentModel); known && (!m.ReadsPages || m.Retired(now)) {
+		return agent.DefaultModel
+	}
+	return agentModel
 }
 
 // PanelTakeover adapts a Desk to the panel's Takeover.

@@ -32,6 +32,12 @@ var typeWhat = regexp.MustCompile(`type (\d{6})`)
 // its items are added. The take-over never reached the checkout and the
 // typed code is in no log line, nor are the credentials.
 func TestTakeOverSignInChallenge(t *testing.T) {
+	takeOverSignIn(t, func(_ *testing.T, log *slog.Logger) *shop.Desk { return NewDesk(log) })
+}
+
+// takeOverSignIn is TestTakeOverSignInChallenge with the Desk newDesk
+// returns (its guide offline or Gemini's).
+func takeOverSignIn(t *testing.T, newDesk func(*testing.T, *slog.Logger) *shop.Desk) shop.Result {
 	t.Setenv("GEMINI_SUPPLY_DEMO_SIGNIN_CHALLENGE", "1")
 	e := newE2E(t, "bananas", "2x eggs")
 	logs := &syncbuf.Buffer{}
@@ -42,7 +48,7 @@ func TestTakeOverSignInChallenge(t *testing.T) {
 			t.Logf("the run's log (tail):\n%s", all[max(0, len(all)-20000):])
 		}
 	})
-	desk := NewDesk(e.deps.Logger)
+	desk := newDesk(t, e.deps.Logger)
 	e.deps.Desk = desk
 	p, err := panel.New(panel.Options{Logger: e.deps.Logger, Takeover: PanelTakeover(desk),
 		Start: func(context.Context, runstatus.Request) error { return nil }, Stop: func(context.Context, string) error { return nil }})
@@ -185,4 +191,5 @@ func TestTakeOverSignInChallenge(t *testing.T) {
 	if !strings.Contains(all, fmt.Sprintf("chars=%d", len(typed))) {
 		t.Error("the typed input is not journaled by its length")
 	}
+	return o.res
 }

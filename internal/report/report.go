@@ -180,7 +180,7 @@ type Usage struct {
 	// CostUnknown: some of the use has no known price; CostUSD leaves it out.
 	CostUnknown bool `json:"cost_unknown,omitempty"`
 	// Calls counts the model requests made outside the agents' turns (the
-	// cart review's); an item's agent calls are its Turns.
+	// cart review's, the "Show me" guide's); an item's agent calls are its Turns.
 	Calls int `json:"calls,omitempty"`
 }
 

@@ -176,6 +176,8 @@ func (r *run) awaitPerson(ctx context.Context, loginErr error) error {
 	}
 	r.log.Warn("the sign-in needs a person: waiting for the household to take over in the panel", "err", loginErr)
 	r.cfg.Desk.offer(bh.h)
+	// The guide's model calls for this tab count in the run's usage.
+	defer func() { r.addUsage(r.cfg.Desk.guide.TakeUsage()) }()
 	defer r.cfg.Desk.withdraw(bh.h)
 	if err := bh.h.AwaitSignIn(ctx); err != nil {
 		return fmt.Errorf("%w (after: %v)", err, loginErr)

@@ -48,13 +48,23 @@ const (
 // bytes). A request for another screen, or without the JSON output it
 // asks for, gets 400 INVALID_ARGUMENT.
 func Guide(screens map[string]GuideScreen) Script {
-	return func(req *Request) Reply {
+	return GuideFunc(func(req *Request) (GuideScreen, bool) {
 		img, _ := req.LastImage()
 		s, ok := screens[string(img)]
+		return s, ok
+	})
+}
+
+// GuideFunc is Guide with the screen told by a function (false: no such
+// screen), for a test whose screenshots come from a real browser.
+func GuideFunc(screen func(req *Request) (GuideScreen, bool)) Script {
+	return func(req *Request) Reply {
 		if req.ResponseMIMEType() != "application/json" {
 			return Reply{Status: http.StatusBadRequest, Message: "fake guide: the request does not ask for JSON output"}
 		}
+		s, ok := screen(req)
 		if !ok {
+			img, _ := req.LastImage()
 			return Reply{Status: http.StatusBadRequest, Message: fmt.Sprintf("fake guide: no screen for the request's image (%d bytes)", len(img))}
 		}
 		var answer any
