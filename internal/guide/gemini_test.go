@@ -238,3 +238,24 @@ func TestBoxFromGemini(t *testing.T) {
 		})
 	}
 }
+
+// A call that hangs is given up after CallTimeout and tried again; in
+// French the tasks are asked for in French.
+func TestGeminiGuideRetriesAHangAndSpeaksFrench(t *testing.T) {
+	shot := screen(t, color.RGBA{1, 2, 3, 255})
+	gm, srv := newGemini(t, map[string]gemini.GuideScreen{string(shot): {Task: "Touchez « Vérifier ».", Description: "d", Box: []int{1, 2, 3, 4}}})
+	gm.CallTimeout, gm.Language = time.Second, "fr"
+	gm.Backoff = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+	srv.Inject(gemini.FaultHang)
+	s, _, err := (&Guide{Planner: gm, Grounder: gm}).Next(context.Background(), "t", "se connecter", Page{Screenshot: shot})
+	if err != nil || s.Box != [4]int{2, 1, 4, 3} {
+		t.Fatalf("step = %+v, %v", s, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 3 || !strings.Contains(reqs[0].System(), "in French") {
+		t.Fatalf("%d requests; the planner's instructions: %q", len(reqs), reqs[0].System())
+	}
+	if u := gm.TakeUsage(); u.Calls != 2 {
+		t.Fatalf("usage counts %d calls, want the 2 answered", u.Calls)
+	}
+}
