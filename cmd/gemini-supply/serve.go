@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/app"
 	"github.com/gemini-supply/gemini-supply/internal/ask"
 	"github.com/gemini-supply/gemini-supply/internal/config"
@@ -190,8 +191,8 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 	var runner *app.Runner // built below; the panel's preview reads the list through it
 	if addr, ingress := panel.Address(uiAddr, cfg.AddOn()); addr != "" {
 		// A sign-in that needs a person waits for one in the panel; with a
-		// Gemini key its "Show me" asks Gemini.
-		desk, err := app.NewDeskFor(ctx, cfg, logger)
+		// Gemini key its "Show me" asks Gemini, within the runs' model quota.
+		desk, err := app.NewDeskFor(ctx, cfg, logger, func() agent.Limiter { return runner.ModelLimiter() })
 		if err != nil {
 			return err
 		}

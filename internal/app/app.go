@@ -531,6 +531,21 @@ func (r *Runner) promptInjectionDetection(env *environment) *bool {
 	return nil
 }
 
+// ModelLimiter is the runs' model-call quota guard (model_rpm, the
+// requests in flight), for the guide's calls to share; nil before the
+// first run (or on a nil Runner).
+func (r *Runner) ModelLimiter() agent.Limiter {
+	if r == nil {
+		return nil
+	}
+	r.quotaMu.Lock()
+	defer r.quotaMu.Unlock()
+	if r.quota == nil {
+		return nil
+	}
+	return r.quota
+}
+
 // modelQuota is the quota guard of the runs: one per Runner, so that the
 // per-minute window spans consecutive runs; renewed when the number of
 // requests in flight changes.

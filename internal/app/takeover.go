@@ -24,8 +24,10 @@ func NewDesk(logger *slog.Logger) *shop.Desk {
 // NewDeskFor is the process's take-over desk for the configuration: with
 // a Gemini key (and a model other than the scripted one) "Show me" plans
 // and grounds with Gemini calls (GuideModel); otherwise the offline
-// scripted guide reads the page's elements.
-func NewDeskFor(ctx context.Context, cfg config.Config, logger *slog.Logger) (*shop.Desk, error) {
+// scripted guide reads the page's elements. limiter (nil: none) gives the
+// model-call limiter the guide's calls share with the runs' agents
+// (Runner.ModelLimiter).
+func NewDeskFor(ctx context.Context, cfg config.Config, logger *slog.Logger, limiter func() agent.Limiter) (*shop.Desk, error) {
 	if cfg.GeminiModel == config.ScriptedModel || !cfg.GeminiAPIKey.IsSet() {
 		return NewDesk(logger), nil
 	}
@@ -33,6 +35,7 @@ func NewDeskFor(ctx context.Context, cfg config.Config, logger *slog.Logger) (*s
 	if err != nil {
 		return nil, err
 	}
+	g.Limiter = limiter
 	return shop.NewDesk(logger, g, g), nil
 }
 

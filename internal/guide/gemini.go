@@ -46,8 +46,12 @@ type Gemini struct {
 	// Price overrides the model table's price (nil: the table's).
 	Price *agent.Price
 	// Now is the clock of the price's day (nil: time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
+	Now func() time.Time
+	// Limiter returns the model-call limiter in force (the runs' quota
+	// guard: model_rpm, requests in flight); each attempt holds one unit
+	// of it. Nil, or returning nil: none.
+	Limiter func() agent.Limiter
+	Logger  *slog.Logger
 
 	mu    sync.Mutex
 	usage report.Usage
@@ -296,10 +300,7 @@ func (g *Gemini) generate(ctx context.Context, kind, rules string, schema *genai
 			case <-t.C:
 			}
 		}
-		callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
-		resp, err := g.Client.Models.GenerateContent(callCtx, g.Model, contents, cfg)
-		timedOut := err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errCallTimeout)
-		cancel()
+		resp, timedOut, err := g.attempt(ctx, timeout, contents, cfg)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return "", fmt.Errorf("the %s's model call: %w", kind, ctx.Err())
@@ -327,6 +328,23 @@ func (g *Gemini) generate(ctx context.Context, kind, rules string, schema *genai
 		return "", fmt.Errorf("the %s's call to %s: %s", kind, g.Model, why)
 	}
 	return "", fmt.Errorf("the %s's call to %s failed %d times: %w", kind, g.Model, len(backoff)+1, lastErr)
+}
+
+// attempt is one try of the call, holding a unit of the limiter; timedOut
+// says the attempt (not ctx) ran out of time.
+func (g *Gemini) attempt(ctx context.Context, timeout time.Duration, contents []*genai.Content, cfg *genai.GenerateContentConfig) (_ *genai.GenerateContentResponse, timedOut bool, _ error) {
+	if g.Limiter != nil {
+		if l := g.Limiter(); l != nil {
+			if err := l.Acquire(ctx, 1); err != nil {
+				return nil, false, fmt.Errorf("wait for a model-call slot: %w", err)
+			}
+			defer l.Release(1)
+		}
+	}
+	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+	defer cancel()
+	resp, err := g.Client.Models.GenerateContent(callCtx, g.Model, contents, cfg)
+	return resp, err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errCallTimeout), err
 }
 
 // count adds one response's usage, priced as the agent's is.

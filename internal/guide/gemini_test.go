@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/png"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,5 +258,40 @@ func TestGeminiGuideRetriesAHangAndSpeaksFrench(t *testing.T) {
 	}
 	if u := gm.TakeUsage(); u.Calls != 2 {
 		t.Fatalf("usage counts %d calls, want the 2 answered", u.Calls)
+	}
+}
+
+// countingLimiter counts the units taken and given back.
+type countingLimiter struct {
+	mu                 sync.Mutex
+	acquired, released int64
+}
+
+func (l *countingLimiter) Acquire(context.Context, int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acquired++
+	return nil
+}
+
+func (l *countingLimiter) Release(int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.released++
+}
+
+// Each attempt of a guide call, a retried one too, holds a unit of the
+// runs' model-call limiter and gives it back.
+func TestGeminiGuideSharesTheModelQuota(t *testing.T) {
+	shot := screen(t, color.RGBA{9, 9, 9, 255})
+	gm, srv := newGemini(t, map[string]gemini.GuideScreen{string(shot): {Task: "Tap Verify.", Description: "d", Box: []int{1, 2, 3, 4}}})
+	l := &countingLimiter{}
+	gm.Limiter = func() agent.Limiter { return l }
+	srv.Inject(gemini.FaultUnavailable)
+	if _, _, err := (&Guide{Planner: gm, Grounder: gm}).Next(context.Background(), "t", "sign in", Page{Screenshot: shot}); err != nil {
+		t.Fatal(err)
+	}
+	if n := int64(srv.Calls()); l.acquired != n || l.released != n {
+		t.Fatalf("%d requests, %d units taken, %d given back", n, l.acquired, l.released)
 	}
 }
