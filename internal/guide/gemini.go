@@ -128,7 +128,7 @@ func (g *Gemini) Plan(ctx context.Context, st State, p Page) (Plan, error) {
 	var a struct {
 		CurrentTask     *string  `json:"current_task"`
 		TaskDescription *string  `json:"task_description"`
-		TaskHistory     []string `json:"task_history"`
+		TaskHistory     []string `json:"task_history"` // asked for, as the design has it; the loop keeps its own
 		IsTaskCompleted bool     `json:"is_task_completed"`
 	}
 	if err := decodeAnswer(text, &a); err != nil {
