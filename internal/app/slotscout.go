@@ -53,8 +53,9 @@ type SlotScout struct {
 // cart action still holds the browser after a run finished.
 const busyRetry = 30 * time.Second
 
-// Run reads the slots after every finished run and, with an Interval, at
-// start and on the timer, until ctx ends or the bus closes.
+// Run reads the slots after every finished run — or takes the run's own
+// reading, from its review pack's slots section — and, with an Interval,
+// at start and on the timer, until ctx ends or the bus closes.
 func (s *SlotScout) Run(ctx context.Context) error {
 	var sub *runstatus.Subscription
 	var runs <-chan runstatus.Event
@@ -86,7 +87,7 @@ func (s *SlotScout) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if ev.Kind == runstatus.KindRunFinished {
+			if ev.Kind == runstatus.KindRunFinished && !s.tookRun(ctx, ev) {
 				read()
 			}
 		case <-tick:
@@ -98,6 +99,20 @@ func (s *SlotScout) Run(ctx context.Context) error {
 	}
 }
 
+// tookRun takes the slots a finished run read itself after its review
+// (its pack's slots section), and says whether it did: they are not read
+// twice. A run that could not read them is not followed by another
+// reading either (the next run, or the timer, reads them).
+func (s *SlotScout) tookRun(ctx context.Context, ev runstatus.Event) bool {
+	if ev.Pack == nil || ev.Pack.Slots == nil {
+		return false
+	}
+	if r, ok := ev.Pack.Slots.Reading(); ok {
+		s.take(ctx, r)
+	}
+	return true
+}
+
 // Check reads the slots once: it publishes the reading when it changed
 // and tells of the watched windows that opened.
 func (s *SlotScout) Check(ctx context.Context) error {
@@ -106,6 +121,13 @@ func (s *SlotScout) Check(ctx context.Context) error {
 		s.log().Warn("could not read the delivery slots", "err", err)
 		return err
 	}
+	s.take(ctx, r)
+	return nil
+}
+
+// take publishes a reading when it changed and tells of the watched
+// windows that opened.
+func (s *SlotScout) take(ctx context.Context, r slots.Reading) {
 	if s.last != nil && slots.SameSlots(*s.last, r) {
 		s.log().Debug("the delivery slots did not change")
 	} else {
@@ -115,7 +137,7 @@ func (s *SlotScout) Check(ctx context.Context) error {
 		}
 	}
 	if !s.Watch.Active() {
-		return nil
+		return
 	}
 	s.watcher.Watch = s.Watch
 	for _, o := range s.watcher.Openings(r, s.now()) {
@@ -126,7 +148,6 @@ func (s *SlotScout) Check(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
 }
 
 func (s *SlotScout) now() time.Time {

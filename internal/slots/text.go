@@ -50,11 +50,33 @@ func Table(m messages.Catalog, r Reading) string {
 // language for the first available window not started at now, or says
 // none is available.
 func NextLine(m messages.Catalog, r Reading, now time.Time) string {
-	n, ok := r.Next(now)
-	if !ok {
+	return NextAt(r, now).Line(m)
+}
+
+// Next is what a run's summary says of the delivery slots: the next
+// available window as read at ReadAt (Slot nil: none was available).
+type Next struct {
+	ReadAt time.Time `json:"read_at"`
+	Slot   *Slot     `json:"slot"`
+}
+
+// NextAt is r's next available window that has not started at now.
+func NextAt(r Reading, now time.Time) Next {
+	n := Next{ReadAt: r.ReadAt}
+	if s, ok := r.Next(now); ok {
+		n.Slot = &s
+	}
+	return n
+}
+
+// Line is "Next delivery: Saturday 10:00–12:00, $4.99" in m's language,
+// the window in its own time zone (the store's, as read), or says none
+// is available.
+func (n Next) Line(m messages.Catalog) string {
+	if n.Slot == nil {
 		return m.T("slots.none")
 	}
-	return m.T("slots.next", "when", When(m, n), "fee", FeeText(m, n))
+	return m.T("slots.next", "when", When(m, *n.Slot), "fee", FeeText(m, *n.Slot))
 }
 
 // OpenedText is the title and body of the notice that a watched window
