@@ -13,9 +13,8 @@ import (
 // When is a window in m's language: "Saturday 10:00–12:00",
 // "samedi 10 h 00 – 12 h 00".
 func When(m messages.Catalog, s Slot) string {
-	clock := func(h, mi int) string { return m.T("slots.time", "h", strconv.Itoa(h), "m", fmt.Sprintf("%02d", mi)) }
 	return m.T("slots.window", "day", m.T("slots.weekday_"+strconv.Itoa(int(s.Start.Weekday()))),
-		"from", clock(s.Start.Hour(), s.Start.Minute()), "to", clock(s.End.Hour(), s.End.Minute()))
+		"from", clockText(m, s.Start), "to", clockText(m, s.End))
 }
 
 // FeeText is a window's fee in m's language: "$4.99", "4,99 $", "free".
@@ -83,4 +82,21 @@ func (n Next) Line(m messages.Catalog) string {
 // opened.
 func OpenedText(m messages.Catalog, s Slot) (title, body string) {
 	return m.T("slots.opened_title"), m.T("slots.opened_body", "when", When(m, s), "fee", FeeText(m, s))
+}
+
+// Hours is a window's hours in m's language: "10:00–12:00",
+// "10 h 00 – 12 h 00" (24 h, in the window's own time zone).
+func Hours(m messages.Catalog, s Slot) string {
+	return m.T("slots.hours", "from", clockText(m, s.Start), "to", clockText(m, s.End))
+}
+
+// Day is a window's day in m's language: "Saturday 2026-11-28",
+// "samedi 2026-11-28".
+func Day(m messages.Catalog, s Slot) string {
+	return m.T("slots.day", "day", m.T("slots.weekday_"+strconv.Itoa(int(s.Start.Weekday()))), "date", s.Start.Format(time.DateOnly))
+}
+
+// clockText is a time of day in m's language ("10:00", "10 h 00").
+func clockText(m messages.Catalog, t time.Time) string {
+	return m.T("slots.time", "h", strconv.Itoa(t.Hour()), "m", fmt.Sprintf("%02d", t.Minute()))
 }
