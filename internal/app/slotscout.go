@@ -21,7 +21,7 @@ import (
 const MinSlotScoutInterval = 5 * time.Minute
 
 // SlotAlert tells the household that a watched delivery window opened
-// (Home Assistant's notification, Telegram).
+// (Home Assistant's notification, the phones of ha_notify, Telegram).
 type SlotAlert func(ctx context.Context, title, body string) error
 
 // SlotScout reads the store's delivery slots after every run and, with an
@@ -168,6 +168,10 @@ func (s *SlotScout) log() *slog.Logger {
 // open delivery window.
 const slotNotificationID = "gemini_supply_slot"
 
+// SlotPushTag is the tag of the phones' notification of an open delivery
+// window (ha_notify): a newer opening replaces it on the phone.
+const SlotPushTag = "gemini_supply_slot"
+
 // SlotScoutWanted says whether serve reads the slots at all: when someone
 // can see them — Home Assistant (haConnected: its event; as the add-on, the
 // Supervisor's MQTT broker), an MQTT broker, a watch or an interval. A
@@ -180,8 +184,10 @@ func SlotScoutWanted(cfg config.Config, haConnected bool) bool {
 
 // NewSlotScout is serve's slot scout: it reads through r, publishes on
 // deps.Bus, and tells of the watched windows (cfg.SlotWatch) through Home
-// Assistant's persistent notification (ha, when set) and Telegram (when
-// deps has the bot). A watch it cannot read is an error.
+// Assistant's persistent notification (ha, when set), a push to the phones
+// of ha_notify (the companion app's notify service, as questions and the
+// usual use; a tap opens the panel) and Telegram (when deps has the bot).
+// A watch it cannot read is an error.
 func NewSlotScout(cfg config.Config, r *Runner, ha *homeassistant.Client, deps Deps, logger *slog.Logger) (*SlotScout, error) {
 	w, err := slots.ParseWatch(cfg.SlotWatch)
 	if err != nil {
@@ -193,6 +199,16 @@ func NewSlotScout(cfg config.Config, r *Runner, ha *homeassistant.Client, deps D
 		n := Notifier(cfg, ha)
 		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
 			return n.Notify(ctx, slotNotificationID, title, body)
+		})
+	}
+	if ha != nil && len(cfg.HANotify) > 0 {
+		phone, err := homeassistant.NewPhone(ha, phoneOptions(cfg, logger))
+		if err != nil {
+			return nil, fmt.Errorf("ha_notify: %w", err)
+		}
+		// A tap opens the panel, where the slots card shows every window.
+		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
+			return phone.Push(ctx, SlotPushTag, title, body, AddOnPanelPath)
 		})
 	}
 	if bot, ok := deps.Resolver.(*telegram.Bot); ok {
