@@ -21,20 +21,10 @@ import (
 func TestOutOfStockChoiceOnThePhone(t *testing.T) {
 	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "butter", "bananas")
-	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Close)
 	const svc = "mobile_app_pixel_8"
-	f.AddMobileApp(svc)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := homeassistant.Dial(ctx, homeassistant.Options{URL: f.URL(), Token: config.Secret("ha-token")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	f, c := dialPhoneHA(ctx, t, svc)
 	e.cfg.HANotify = []string{"notify." + svc}
 	e.cfg.TelegramResponseTimeout = time.Hour
 	if err := WireQuestions(e.cfg, c, &e.deps, testLogger(t)); err != nil {
@@ -90,4 +80,22 @@ func TestOutOfStockChoiceOnThePhone(t *testing.T) {
 	if last := all[len(all)-1]; last.Message != homeassistant.ClearNotification || last.Tag() != tag {
 		t.Errorf("last phone call = %+v, want clear_notification of %s", last, tag)
 	}
+}
+
+// dialPhoneHA starts a fake Home Assistant with the companion app svc
+// and dials it; both close when t ends.
+func dialPhoneHA(ctx context.Context, t *testing.T, svc string) (*fakeha.Server, *homeassistant.Client) {
+	t.Helper()
+	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	f.AddMobileApp(svc)
+	c, err := homeassistant.Dial(ctx, homeassistant.Options{URL: f.URL(), Token: config.Secret("ha-token")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return f, c
 }

@@ -42,11 +42,10 @@ func (r *Runner) ReadSlots(ctx context.Context) (slots.Reading, error) {
 	if err != nil {
 		return slots.Reading{}, err
 	}
-	rd := shop.NewPageSlotsReader(env.profile)
+	rd := r.slotsReader(env)
 	if rd == nil {
 		return slots.Reading{}, fmt.Errorf("%s: %w", env.profile.Name, ErrNoSlotsReader)
 	}
-	rd.Now = r.now
 	h, err := browser.Launch(ctx, r.browserOptions(env))
 	if err != nil {
 		return slots.Reading{}, fmt.Errorf("read the delivery slots: start the browser: %w", err)
@@ -59,6 +58,26 @@ func (r *Runner) ReadSlots(ctx context.Context) (slots.Reading, error) {
 		}
 	}()
 	return rd.ReadSlots(ctx, h)
+}
+
+// slotsReader is the store's delivery slots reader on the Runner's clock
+// (nil: the store profile has none). A run reads the slots with it too,
+// after its review, in its own browser (shop.Config.Slots).
+func (r *Runner) slotsReader(env *environment) *shop.PageSlotsReader {
+	rd := shop.NewPageSlotsReader(env.profile)
+	if rd != nil {
+		rd.Now = r.now
+	}
+	return rd
+}
+
+// runSlots is a run's shop.Config.Slots: nil (not an interface holding a
+// nil reader) when the store has no slots page.
+func (r *Runner) runSlots(env *environment) shop.SlotsSource {
+	if rd := r.slotsReader(env); rd != nil {
+		return rd
+	}
+	return nil
 }
 
 // slotsReading is the reading of the slots going on, if any: a run that

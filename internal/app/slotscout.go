@@ -21,7 +21,7 @@ import (
 const MinSlotScoutInterval = 5 * time.Minute
 
 // SlotAlert tells the household that a watched delivery window opened
-// (Home Assistant's notification, Telegram).
+// (Home Assistant's notification, the phones of ha_notify, Telegram).
 type SlotAlert func(ctx context.Context, title, body string) error
 
 // SlotScout reads the store's delivery slots after every run and, with an
@@ -53,8 +53,9 @@ type SlotScout struct {
 // cart action still holds the browser after a run finished.
 const busyRetry = 30 * time.Second
 
-// Run reads the slots after every finished run and, with an Interval, at
-// start and on the timer, until ctx ends or the bus closes.
+// Run reads the slots after every finished run — or takes the run's own
+// reading, from its review pack's slots section — and, with an Interval,
+// at start and on the timer, until ctx ends or the bus closes.
 func (s *SlotScout) Run(ctx context.Context) error {
 	var sub *runstatus.Subscription
 	var runs <-chan runstatus.Event
@@ -86,7 +87,7 @@ func (s *SlotScout) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if ev.Kind == runstatus.KindRunFinished {
+			if ev.Kind == runstatus.KindRunFinished && !s.tookRun(ctx, ev) {
 				read()
 			}
 		case <-tick:
@@ -98,6 +99,20 @@ func (s *SlotScout) Run(ctx context.Context) error {
 	}
 }
 
+// tookRun takes the slots a finished run read itself after its review
+// (its pack's slots section), and says whether it did: they are not read
+// twice. A run that could not read them is not followed by another
+// reading either (the next run, or the timer, reads them).
+func (s *SlotScout) tookRun(ctx context.Context, ev runstatus.Event) bool {
+	if ev.Pack == nil || ev.Pack.Slots == nil {
+		return false
+	}
+	if r, ok := ev.Pack.Slots.Reading(); ok {
+		s.take(ctx, r)
+	}
+	return true
+}
+
 // Check reads the slots once: it publishes the reading when it changed
 // and tells of the watched windows that opened.
 func (s *SlotScout) Check(ctx context.Context) error {
@@ -106,6 +121,13 @@ func (s *SlotScout) Check(ctx context.Context) error {
 		s.log().Warn("could not read the delivery slots", "err", err)
 		return err
 	}
+	s.take(ctx, r)
+	return nil
+}
+
+// take publishes a reading when it changed and tells of the watched
+// windows that opened.
+func (s *SlotScout) take(ctx context.Context, r slots.Reading) {
 	if s.last != nil && slots.SameSlots(*s.last, r) {
 		s.log().Debug("the delivery slots did not change")
 	} else {
@@ -115,7 +137,7 @@ func (s *SlotScout) Check(ctx context.Context) error {
 		}
 	}
 	if !s.Watch.Active() {
-		return nil
+		return
 	}
 	s.watcher.Watch = s.Watch
 	for _, o := range s.watcher.Openings(r, s.now()) {
@@ -126,7 +148,6 @@ func (s *SlotScout) Check(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
 }
 
 func (s *SlotScout) now() time.Time {
@@ -147,6 +168,10 @@ func (s *SlotScout) log() *slog.Logger {
 // open delivery window.
 const slotNotificationID = "gemini_supply_slot"
 
+// SlotPushTag is the tag of the phones' notification of an open delivery
+// window (ha_notify): a newer opening replaces it on the phone.
+const SlotPushTag = "gemini_supply_slot"
+
 // SlotScoutWanted says whether serve reads the slots at all: when someone
 // can see them — Home Assistant (haConnected: its event; as the add-on, the
 // Supervisor's MQTT broker), an MQTT broker, a watch or an interval. A
@@ -159,8 +184,10 @@ func SlotScoutWanted(cfg config.Config, haConnected bool) bool {
 
 // NewSlotScout is serve's slot scout: it reads through r, publishes on
 // deps.Bus, and tells of the watched windows (cfg.SlotWatch) through Home
-// Assistant's persistent notification (ha, when set) and Telegram (when
-// deps has the bot). A watch it cannot read is an error.
+// Assistant's persistent notification (ha, when set), a push to the phones
+// of ha_notify (the companion app's notify service, as questions and the
+// usual use; a tap opens the panel) and Telegram (when deps has the bot).
+// A watch it cannot read is an error.
 func NewSlotScout(cfg config.Config, r *Runner, ha *homeassistant.Client, deps Deps, logger *slog.Logger) (*SlotScout, error) {
 	w, err := slots.ParseWatch(cfg.SlotWatch)
 	if err != nil {
@@ -172,6 +199,16 @@ func NewSlotScout(cfg config.Config, r *Runner, ha *homeassistant.Client, deps D
 		n := Notifier(cfg, ha)
 		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
 			return n.Notify(ctx, slotNotificationID, title, body)
+		})
+	}
+	if ha != nil && len(cfg.HANotify) > 0 {
+		phone, err := homeassistant.NewPhone(ha, phoneOptions(cfg, logger))
+		if err != nil {
+			return nil, fmt.Errorf("ha_notify: %w", err)
+		}
+		// A tap opens the panel, where the slots card shows every window.
+		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
+			return phone.Push(ctx, SlotPushTag, title, body, AddOnPanelPath)
 		})
 	}
 	if bot, ok := deps.Resolver.(*telegram.Bot); ok {

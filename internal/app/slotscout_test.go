@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/slots"
@@ -27,21 +28,7 @@ func TestSlotWatchTellsOnceWhenAWindowOpens(t *testing.T) {
 	defer func() { _ = runner.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, err := runner.ReadSlots(ctx); err != nil { // starts the demo store
-		t.Fatal(err)
-	}
-	srv := runner.DemoStore()
-	tomorrow := time.Now().AddDate(0, 0, 1)
-	var watched []time.Time
-	for _, s := range srv.DeliverySlots() {
-		if s.Start.Weekday() == tomorrow.Weekday() {
-			srv.SetSlotFull(s.Start, true)
-			watched = append(watched, s.Start)
-		}
-	}
-	if len(watched) == 0 {
-		t.Fatal("the demo store shows no window tomorrow")
-	}
+	srv, tomorrow, watched := fillTomorrow(ctx, t, runner)
 
 	bus := &runstatus.Bus{}
 	sub := bus.Subscribe(16)
@@ -102,4 +89,27 @@ func TestSlotWatchTellsOnceWhenAWindowOpens(t *testing.T) {
 			t.Errorf("the store saw %q", req)
 		}
 	}
+}
+
+// fillTomorrow reads the slots once (which starts the demo store), then
+// makes every window of tomorrow full: the watched windows, in start
+// order.
+func fillTomorrow(ctx context.Context, t *testing.T, runner *Runner) (*demostore.Server, time.Time, []time.Time) {
+	t.Helper()
+	if _, err := runner.ReadSlots(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := runner.DemoStore()
+	tomorrow := time.Now().AddDate(0, 0, 1)
+	var watched []time.Time
+	for _, s := range srv.DeliverySlots() {
+		if s.Start.Weekday() == tomorrow.Weekday() {
+			srv.SetSlotFull(s.Start, true)
+			watched = append(watched, s.Start)
+		}
+	}
+	if len(watched) == 0 {
+		t.Fatal("the demo store shows no window tomorrow")
+	}
+	return srv, tomorrow, watched
 }

@@ -70,22 +70,29 @@ func (t *UsualTrigger) Push(ctx context.Context) error {
 		return err
 	}
 	m := t.p.msg
+	return t.p.Push(ctx, UsualTag, m.T("usual.push_title"), m.T("usual.summary", "n", n, "home", home), t.url)
+}
+
+// Push shows a notification on every phone (no actions): tag replaces the
+// phone's earlier notification of the same tag, and a tap opens url (the
+// panel). It fails only when no phone took it.
+func (p *Phone) Push(ctx context.Context, tag, title, message, url string) error {
 	data := map[string]any{
-		"title":   m.T("usual.push_title"),
-		"message": m.T("usual.summary", "n", n, "home", home),
+		"title":   title,
+		"message": message,
 		"data": map[string]any{
-			"tag": UsualTag, "group": "gemini_supply",
+			"tag": tag, "group": "gemini_supply",
 			// A tap opens the panel: "url" on iOS, "clickAction" on Android.
-			"url": t.url, "clickAction": t.url,
+			"url": url, "clickAction": url,
 		},
 	}
 	var errs []error
-	for _, s := range t.p.services {
-		if _, err := t.c.CallService(ctx, "notify", s, nil, data, false); err != nil {
+	for _, s := range p.services {
+		if _, err := p.c.CallService(ctx, "notify", s, nil, data, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) == len(t.p.services) {
+	if len(errs) == len(p.services) {
 		return fmt.Errorf("notify the phone: %w", errors.Join(errs...))
 	}
 	return nil

@@ -102,6 +102,10 @@ type Panel struct {
 	frameSeq  uint64
 	bound     []string // the host names and addresses it was started on (hostAllowed)
 	pending   *pendingReshop
+	// slots are the delivery slots as last read (slots.go); slotsSeq
+	// counts their changes, for the page to fetch them again.
+	slots    *reviewpack.Slots
+	slotsSeq uint64
 }
 
 // Snapshot is the run as the page shows it: the latest state, progress,
@@ -150,6 +154,9 @@ type Snapshot struct {
 	// NeedsPerson are the tabs waiting for a person (take over), read
 	// when the state is asked for.
 	NeedsPerson []runstatus.NeedsPerson `json:"needs_person"`
+	// SlotsSeq counts the readings of the delivery slots the panel was
+	// told of: the page fetches GET /api/slots when it changes.
+	SlotsSeq uint64 `json:"slots_seq"`
 }
 
 // findItem returns the snapshot's item with id.
@@ -212,6 +219,7 @@ func New(opts Options) (*Panel, error) {
 	p.mux.HandleFunc("POST /api/products/policy", p.guard(p.servePolicy))
 	p.mux.HandleFunc("POST /api/cart/action", p.guard(p.serveCartAction))
 	p.mux.HandleFunc("GET /api/usual", p.serveUsual)
+	p.mux.HandleFunc("GET /api/slots", p.serveSlots)
 	p.mux.HandleFunc("POST /api/usual/start", p.guard(p.serveUsualStart))
 	p.routeTakeover()
 	return p, nil
@@ -451,6 +459,14 @@ func (p *Panel) Consume(ctx context.Context, sub *runstatus.Subscription) error 
 func (p *Panel) apply(ev runstatus.Event, queued ...RunItem) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ev.Kind == runstatus.KindSlotsRead {
+		// A reading of the slot scout: the run shown stays as it is.
+		if p.slotsLocked(ev) {
+			p.nudgeLocked()
+		}
+		return
+	}
+	p.slotsLocked(ev) // a run's pack with its slots section
 	if ev.Kind == runstatus.KindCartChanged {
 		// An action on a past run's cart: the live run (or the last one)
 		// stays on the page; its pack takes the action when it is its.
@@ -547,6 +563,7 @@ func (p *Panel) snapshotLocked() Snapshot {
 		total, unknown := pk.Cart.Total()
 		s.CartCents, s.CartUnknown, s.CartUnits, s.HasCart = int64(total), unknown, pk.Cart.Units(), true
 	}
+	s.SlotsSeq = p.slotsSeq
 	s.Questions = make([]Question, 0, len(p.questions))
 	for _, q := range p.questions {
 		c := *q

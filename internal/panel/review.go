@@ -91,6 +91,16 @@ func (p *Panel) Restore(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.slots == nil {
+		// The delivery slots as the last run read them after its review.
+		for _, r := range []RunDetail{last, d} {
+			if r.Pack != nil && r.Pack.Slots != nil {
+				p.slots = r.Pack.Slots
+				p.slotsSeq++
+				break
+			}
+		}
+	}
 	if p.state.RunID != "" {
 		return nil // a run began meanwhile
 	}

@@ -110,7 +110,8 @@ func (s Summary) Markdown() string { return s.MarkdownIn(messages.Catalog{}) }
 // run started and how long it took, the added items with product,
 // quantity, price and link, the items not found with the agent's
 // explanation, the failed ones with the reason, duplicates, review
-// warnings, model use and cost, the estimated total and the cart link.
+// warnings, model use and cost, the estimated total, the next delivery
+// window (when the slots were read) and the cart link.
 // Text from the list, the store and the model is escaped so it cannot
 // change the formatting, and only http(s) links become links. The
 // product's own explanations (a skipped item's, a replay's) are said in
@@ -207,6 +208,9 @@ func (s Summary) MarkdownIn(m messages.Catalog) string {
 			b.WriteString(m.T("summary.total_unknown", "unknown", unknown, "added", c.Added))
 		}
 		b.WriteString("\n")
+	}
+	if s.Delivery != nil {
+		b.WriteString(s.Delivery.Line(m) + "\n")
 	}
 	if u := s.Usage; u.TotalTokens > 0 || u.PromptTokens > 0 || u.OutputTokens > 0 {
 		total := u.TotalTokens

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/money"
+	"github.com/gemini-supply/gemini-supply/internal/slots"
 )
 
 // Outcome is how one list item ended.
@@ -213,4 +214,9 @@ type Summary struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// UnappliedUpdates are the list updates that could not be applied.
 	UnappliedUpdates []UnappliedUpdate `json:"unapplied_updates,omitempty"`
+	// Delivery is the next delivery window as the store's slots were read
+	// after the run ("Next delivery: Saturday 10:00–12:00, $4.99"); nil
+	// when they were not read (the store has no slots page, the run did
+	// not reach its review, or the page could not be read).
+	Delivery *slots.Next `json:"delivery,omitempty"`
 }

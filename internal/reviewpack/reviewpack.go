@@ -280,6 +280,10 @@ type Pack struct {
 	Actions []Action `json:"actions,omitempty"`
 	// Pruning is what was probably still at home, and why (pruning.go).
 	Pruning []Pruned `json:"pruning,omitempty"`
+	// Slots are the store's delivery slots as read after the run, or why
+	// they could not be (slots.go); nil: not read (no slots page, or the
+	// run did not reach its review).
+	Slots *Slots `json:"slots,omitempty"`
 }
 
 // Item returns the pack's item with id.
@@ -655,6 +659,10 @@ func (p Pack) Bounded() Pack {
 	}
 	if len(p.CartURL) > report.MaxURLBytes {
 		p.CartURL = ""
+	}
+	if p.Slots != nil {
+		s := p.Slots.Bounded()
+		p.Slots = &s
 	}
 	return p
 }

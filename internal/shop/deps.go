@@ -182,7 +182,12 @@ type Config struct {
 	// and lists them in its pruning section; none is dropped.
 	Pruning func(runID string, items []shoppinglist.Item) []reviewpack.Pruned
 	// Cart reads the cart for the review; nil skips the review with a warning.
-	Cart      CartReader
+	Cart CartReader
+	// Slots reads the store's delivery slots once the cart was reviewed,
+	// in a reader tab of the run's browser: the review pack's slots
+	// section and the summary's "Next delivery" (runslots.go); nil: they
+	// are not read.
+	Slots     SlotsSource
 	Notifiers []Notifier
 	// Bus receives the run's events; nil means none.
 	Bus *runstatus.Bus

@@ -87,6 +87,9 @@ type run struct {
 	journal  *Journal
 	host     Host
 	started  time.Time
+	// slots are the delivery slots as read after the review (readSlots);
+	// nil: not read.
+	slots *reviewpack.Slots
 
 	mu sync.Mutex
 	// unstarted: the run could not begin shopping (notStarted).
@@ -335,6 +338,7 @@ func (r *run) run(ctx context.Context) (Result, error) {
 
 	r.setState(runstatus.StateReviewing, "")
 	rev := r.review(ctx, before)
+	r.slots = r.readSlots(ctx)
 	return r.finish(ctx, pl, &rev, res, false)
 }
 
@@ -855,6 +859,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 		Cancelled:  state == runstatus.StateCancelled,
 
 		UnappliedUpdates: r.unappliedUpdates(),
+		Delivery:         r.slots.Delivery(),
 	}
 	if rev != nil {
 		rev.WarnSummary(&sum)
@@ -872,6 +877,7 @@ func (r *run) finishAs(ctx context.Context, pl *plan, rev *Review, res Result, s
 	var pack *reviewpack.Pack
 	if pl != nil {
 		pk := r.buildPack(sum.Items, rev)
+		pk.Slots = r.slots
 		pack = &pk
 	}
 	res.Pack = pack

@@ -13,9 +13,8 @@ import (
 // When is a window in m's language: "Saturday 10:00–12:00",
 // "samedi 10 h 00 – 12 h 00".
 func When(m messages.Catalog, s Slot) string {
-	clock := func(h, mi int) string { return m.T("slots.time", "h", strconv.Itoa(h), "m", fmt.Sprintf("%02d", mi)) }
 	return m.T("slots.window", "day", m.T("slots.weekday_"+strconv.Itoa(int(s.Start.Weekday()))),
-		"from", clock(s.Start.Hour(), s.Start.Minute()), "to", clock(s.End.Hour(), s.End.Minute()))
+		"from", clockText(m, s.Start), "to", clockText(m, s.End))
 }
 
 // FeeText is a window's fee in m's language: "$4.99", "4,99 $", "free".
@@ -50,15 +49,54 @@ func Table(m messages.Catalog, r Reading) string {
 // language for the first available window not started at now, or says
 // none is available.
 func NextLine(m messages.Catalog, r Reading, now time.Time) string {
-	n, ok := r.Next(now)
-	if !ok {
+	return NextAt(r, now).Line(m)
+}
+
+// Next is what a run's summary says of the delivery slots: the next
+// available window as read at ReadAt (Slot nil: none was available).
+type Next struct {
+	ReadAt time.Time `json:"read_at"`
+	Slot   *Slot     `json:"slot"`
+}
+
+// NextAt is r's next available window that has not started at now.
+func NextAt(r Reading, now time.Time) Next {
+	n := Next{ReadAt: r.ReadAt}
+	if s, ok := r.Next(now); ok {
+		n.Slot = &s
+	}
+	return n
+}
+
+// Line is "Next delivery: Saturday 10:00–12:00, $4.99" in m's language,
+// the window in its own time zone (the store's, as read), or says none
+// is available.
+func (n Next) Line(m messages.Catalog) string {
+	if n.Slot == nil {
 		return m.T("slots.none")
 	}
-	return m.T("slots.next", "when", When(m, n), "fee", FeeText(m, n))
+	return m.T("slots.next", "when", When(m, *n.Slot), "fee", FeeText(m, *n.Slot))
 }
 
 // OpenedText is the title and body of the notice that a watched window
 // opened.
 func OpenedText(m messages.Catalog, s Slot) (title, body string) {
 	return m.T("slots.opened_title"), m.T("slots.opened_body", "when", When(m, s), "fee", FeeText(m, s))
+}
+
+// Hours is a window's hours in m's language: "10:00–12:00",
+// "10 h 00 – 12 h 00" (24 h, in the window's own time zone).
+func Hours(m messages.Catalog, s Slot) string {
+	return m.T("slots.hours", "from", clockText(m, s.Start), "to", clockText(m, s.End))
+}
+
+// Day is a window's day in m's language: "Saturday 2026-11-28",
+// "samedi 2026-11-28".
+func Day(m messages.Catalog, s Slot) string {
+	return m.T("slots.day", "day", m.T("slots.weekday_"+strconv.Itoa(int(s.Start.Weekday()))), "date", s.Start.Format(time.DateOnly))
+}
+
+// clockText is a time of day in m's language ("10:00", "10 h 00").
+func clockText(m messages.Catalog, t time.Time) string {
+	return m.T("slots.time", "h", strconv.Itoa(t.Hour()), "m", fmt.Sprintf("%02d", t.Minute()))
 }

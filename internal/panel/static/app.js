@@ -239,6 +239,10 @@ const stateKinds = { review_ready: 'good', failed: 'bad', cancelled: 'warn' };
 const reshopping = (s) => !!(s && s.reshop && !['review_ready', 'failed', 'cancelled'].includes(s.reshop.state));
 
 function render(s) {
+  if (s.slots_seq !== slotsSeq) {
+    slotsSeq = s.slots_seq;
+    loadSlots();
+  }
   if (snapshot && snapshot.run_id !== s.run_id) frames.clear(); // a new run
   snapshot = s;
   const busy = busyState(s) || reshopping(s);
@@ -972,6 +976,41 @@ function followTheme() {
   };
   apply();
   new MutationObserver(apply).observe(root, { attributes: true, attributeFilter: ['style', 'class'] });
+}
+
+// --- delivery slots ---------------------------------------------------------
+
+// The slots card: the store's delivery slots as last read (GET api/slots,
+// said in the household's language by the server, in the store's time
+// zone) — the next available window first, then each day's windows with
+// their fee, available or full. Read only: nothing here chooses a slot.
+let slotsSeq = -1;
+let slotsLoads = 0;
+async function loadSlots() {
+  const n = ++slotsLoads;
+  let v;
+  try {
+    v = await getJSON('api/slots');
+  } catch (e) {
+    return; // the card stays as it was
+  }
+  if (n !== slotsLoads) return; // a newer reading is on its way
+  $('slots').hidden = !v.read && !v.error;
+  $('slots-next').textContent = v.next || '';
+  $('slots-next').hidden = !v.next;
+  $('slots-error').textContent = v.error || '';
+  $('slots-error').hidden = !v.error;
+  $('slots-read').textContent = v.read_at_text || '';
+  $('slots-days').replaceChildren(...(v.days || []).map((d) => el('div', { className: 'slots-day' },
+    el('h3', { textContent: d.day }),
+    el('ul', { className: 'slots-list' }, ...d.windows.map((w) => {
+      const li = el('li', {}, el('span', { className: 'slots-hours', textContent: w.hours }),
+        el('span', { className: 'slots-fee', textContent: w.fee }),
+        chip(w.state, w.available ? 'good' : 'bad'));
+      li.dataset.available = String(w.available);
+      if (w.next) li.dataset.next = 'true';
+      return li;
+    })))));
 }
 
 // --- start ------------------------------------------------------------------
