@@ -29,7 +29,7 @@ import (
 const SignInTab = "sign-in"
 
 // ReasonSignInChallenge is the needs-person reason of a sign-in challenge.
-const ReasonSignInChallenge = "sign_in_challenge"
+const ReasonSignInChallenge = runstatus.ReasonSignInChallenge
 
 // ErrNeedsPerson means a person must finish what the browser holds open
 // (NeedsPerson says which tab and why).

@@ -70,23 +70,5 @@ func (t *UsualTrigger) Push(ctx context.Context) error {
 		return err
 	}
 	m := t.p.msg
-	data := map[string]any{
-		"title":   m.T("usual.push_title"),
-		"message": m.T("usual.summary", "n", n, "home", home),
-		"data": map[string]any{
-			"tag": UsualTag, "group": "gemini_supply",
-			// A tap opens the panel: "url" on iOS, "clickAction" on Android.
-			"url": t.url, "clickAction": t.url,
-		},
-	}
-	var errs []error
-	for _, s := range t.p.services {
-		if _, err := t.c.CallService(ctx, "notify", s, nil, data, false); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) == len(t.p.services) {
-		return fmt.Errorf("notify the phone: %w", errors.Join(errs...))
-	}
-	return nil
+	return t.p.PushOpen(ctx, UsualTag, m.T("usual.push_title"), m.T("usual.summary", "n", n, "home", home), t.url)
 }
