@@ -1111,7 +1111,14 @@ async function needsPoll() {
     needsShot();
   } catch (e) { /* the next poll tries again */ }
 }
+// needsBusy marks the card busy while an input or a guide step is on its
+// way (aria-busy: screen readers wait, and so can a test).
+function needsBusy(on) { $('needs').setAttribute('aria-busy', on ? 'true' : 'false'); }
 async function needsInput(kind, body) {
+  needsBusy(true);
+  try { return await needsSend(kind, body); } finally { needsBusy(false); }
+}
+async function needsSend(kind, body) {
   showNotice('');
   $('needs-refused').hidden = true;
   const headers = { 'X-Gemini-Supply': '1' };
@@ -1145,20 +1152,25 @@ function needsWire() {
     if (await needsInput('done')) needsPoll();
   });
   $('needs-show').addEventListener('click', async () => {
-    const r = await fetch(BASE + 'api/guide', { method: 'POST', headers: { 'X-Gemini-Supply': '1', 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tab: needs.tab, goal: $('needs-goal').value }) });
-    if (!r.ok) { showNotice((await r.text()) || t('error_status', { status: r.status })); return; }
-    const step = await r.json();
-    $('needs-step').textContent = step.done ? t('needs_guide_done', { task: step.task }) : step.task;
-    const box = $('needs-box');
-    box.hidden = !!step.done;
-    if (!step.done) {
-      const [x0, y0, x1, y1] = step.box;
-      Object.assign(box.style, { left: `${x0 / 10}%`, top: `${y0 / 10}%`, width: `${(x1 - x0) / 10}%`, height: `${(y1 - y0) / 10}%` });
-    }
+    needsBusy(true);
+    try { await needsShow(); } finally { needsBusy(false); }
   });
   setInterval(needsPoll, 3000);
   needsPoll();
+}
+// needsShow is one step of "Show me": the guide's sentence and its box.
+async function needsShow() {
+  const r = await fetch(BASE + 'api/guide', { method: 'POST', headers: { 'X-Gemini-Supply': '1', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tab: needs.tab, goal: $('needs-goal').value }) });
+  if (!r.ok) { showNotice((await r.text()) || t('error_status', { status: r.status })); return; }
+  const step = await r.json();
+  $('needs-step').textContent = step.done ? t('needs_guide_done', { task: step.task }) : step.task;
+  const box = $('needs-box');
+  box.hidden = !!step.done;
+  if (!step.done) {
+    const [x0, y0, x1, y1] = step.box;
+    Object.assign(box.style, { left: `${x0 / 10}%`, top: `${y0 / 10}%`, width: `${(x1 - x0) / 10}%`, height: `${(y1 - y0) / 10}%` });
+  }
 }
 boot();
 needsWire();
