@@ -89,7 +89,7 @@ func TestTakeOverInThePanelDuringServe(t *testing.T) {
 	}
 	typeWhat := regexp.MustCompile(`(\d{6})`)
 	doneText, _, _ := strings.Cut(say("needs_guide_done", "task", "\x00"), "\x00")
-	finished := false
+	finished, code := false, ""
 	for i := 0; i < 12 && !finished; i++ {
 		if _, err := page.Evaluate(`() => { document.getElementById('needs-step').textContent = ''; }`); err != nil {
 			t.Fatal(err)
@@ -123,6 +123,7 @@ func TestTakeOverInThePanelDuringServe(t *testing.T) {
 		}
 		p.until("the tap to be done", idle)
 		if m := typeWhat.FindStringSubmatch(sentence); m != nil {
+			code = m[1]
 			if err := page.Locator("#needs-text").Fill(m[1]); err != nil {
 				t.Fatal(err)
 			}
@@ -166,4 +167,26 @@ func TestTakeOverInThePanelDuringServe(t *testing.T) {
 	if !strings.Contains(logs(), "sign-in challenge passed") {
 		t.Fatal("the demo store never saw the challenge passed")
 	}
+
+	// History shows what the person did: the taps, the code typed as its
+	// length (never the code), the guide's steps, the hand-back.
+	if err := page.Locator("#tab-live").Focus(); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.Keyboard().Press("ArrowRight"); err != nil {
+		t.Fatal(err)
+	}
+	p.until("the run in the history", func() bool { return p.count("#runs li[data-run] button") == 1 })
+	p.click("#runs li[data-run] button")
+	p.until("the take-over in the run", func() bool { return p.count("#run-body .takeover-log li") > 0 })
+	got := p.text("#run-body .takeover-log")
+	for _, want := range []string{say("takeover_offered_sign_in"), say("takeover_type_other", "n", 6), say("takeover_guide", "n", 1), say("takeover_done_signed_in")} {
+		if !strings.Contains(got, want) {
+			t.Errorf("History's take-over lacks %q: %q", want, got)
+		}
+	}
+	if code != "" && strings.Contains(got, code) {
+		t.Errorf("History shows the typed code: %q", got)
+	}
+	p.screenshot("panel-history-takeover.png")
 }

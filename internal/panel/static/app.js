@@ -1148,6 +1148,9 @@ function needsWire() {
     $('needs-text').value = '';
     if (text) await needsInput('type', { text });
   });
+  for (const b of document.querySelectorAll('#needs-keys button[data-key]')) {
+    b.addEventListener('click', () => needsInput('key', { key: b.dataset.key }));
+  }
   $('needs-done').addEventListener('click', async () => {
     if (await needsInput('done')) needsPoll();
   });
