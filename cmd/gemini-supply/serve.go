@@ -197,6 +197,12 @@ func serveMain(ctx context.Context, cfg config.Config, in io.Reader, logger *slo
 			return err
 		}
 		deps.Desk = desk
+		// "Needs you: sign in" on the phones, a tap opening the panel.
+		if push, err := app.NeedsYouOnPhones(cfg, ha, logger); err != nil {
+			return err
+		} else if push != nil {
+			desk.OnNeedsPerson(push)
+		}
 		p, err := newPanel(cfg, logger, ingress,
 			func(ctx context.Context, req runstatus.Request) error { return srv.Start(ctx, req) }, stop,
 			func(ctx context.Context, retry bool) (shoppinglist.Plan, error) { return runner.Preview(ctx, retry) },

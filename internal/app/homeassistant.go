@@ -13,6 +13,7 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
 	"github.com/gemini-supply/gemini-supply/internal/reviewpack"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 )
 
@@ -142,4 +143,20 @@ func UsualOnPhones(cfg config.Config, c *homeassistant.Client, logger *slog.Logg
 		return nil, fmt.Errorf("ha_notify: %w", err)
 	}
 	return homeassistant.NewUsualTrigger(c, phone, AddOnPanelPath, propose), nil
+}
+
+// NeedsYouOnPhones is the "Needs you" push to the phones of ha_notify when
+// a tab needs a person (take over), a tap opening the panel; nil without
+// Home Assistant or phones. For shop.Desk.OnNeedsPerson.
+func NeedsYouOnPhones(cfg config.Config, c *homeassistant.Client, logger *slog.Logger) (func(context.Context, runstatus.NeedsPerson) error, error) {
+	if c == nil || len(cfg.HANotify) == 0 {
+		return nil, nil
+	}
+	phone, err := homeassistant.NewPhone(c, phoneOptions(cfg, logger))
+	if err != nil {
+		return nil, fmt.Errorf("ha_notify: %w", err)
+	}
+	return func(ctx context.Context, np runstatus.NeedsPerson) error {
+		return phone.PushNeedsYou(ctx, np.Reason, AddOnPanelPath)
+	}, nil
 }

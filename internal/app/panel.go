@@ -242,6 +242,9 @@ func (h History) Run(_ context.Context, id string) (panel.RunDetail, error) {
 		d.Items = append(d.Items, ri)
 	}
 	d.Pack = rec.Pack
+	for _, e := range rec.TakeOver {
+		d.TakeOver = append(d.TakeOver, panel.TakeoverStep(e))
+	}
 	if rv := rec.Review; rv != nil {
 		d.CartURL = rv.CartURL
 		for _, c := range rv.Changes {

@@ -12,6 +12,28 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
+// phoneService is the companion app of phoneOnFakeHA.
+const phoneService = "mobile_app_pixel_8"
+
+// phoneOnFakeHA starts a fake Home Assistant with one phone (phoneService),
+// connects to it and sets cfg's ha_notify to that phone.
+func phoneOnFakeHA(ctx context.Context, t *testing.T, cfg *config.Config) (*fakeha.Server, *homeassistant.Client) {
+	t.Helper()
+	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	f.AddMobileApp(phoneService)
+	c, err := homeassistant.Dial(ctx, homeassistant.Options{URL: f.URL(), Token: config.Secret("ha-token")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	cfg.HANotify = []string{"notify." + phoneService}
+	return f, c
+}
+
 // TestOutOfStockChoiceOnThePhone: with ha_notify wired by WireQuestions, the
 // sold-out item's question arrives on the phone as an actionable
 // notification; every butter of the demo store is sold out, so its buttons
@@ -21,11 +43,10 @@ import (
 func TestOutOfStockChoiceOnThePhone(t *testing.T) {
 	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	e := newE2E(t, "butter", "bananas")
-	const svc = "mobile_app_pixel_8"
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	f, c := dialPhoneHA(ctx, t, svc)
-	e.cfg.HANotify = []string{"notify." + svc}
+	f, c := phoneOnFakeHA(ctx, t, &e.cfg)
+	const svc = phoneService
 	e.cfg.TelegramResponseTimeout = time.Hour
 	if err := WireQuestions(e.cfg, c, &e.deps, testLogger(t)); err != nil {
 		t.Fatal(err)
@@ -80,22 +101,4 @@ func TestOutOfStockChoiceOnThePhone(t *testing.T) {
 	if last := all[len(all)-1]; last.Message != homeassistant.ClearNotification || last.Tag() != tag {
 		t.Errorf("last phone call = %+v, want clear_notification of %s", last, tag)
 	}
-}
-
-// dialPhoneHA starts a fake Home Assistant with the companion app svc
-// and dials it; both close when t ends.
-func dialPhoneHA(ctx context.Context, t *testing.T, svc string) (*fakeha.Server, *homeassistant.Client) {
-	t.Helper()
-	f, err := fakeha.Start(fakeha.Options{Token: "ha-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Close)
-	f.AddMobileApp(svc)
-	c, err := homeassistant.Dial(ctx, homeassistant.Options{URL: f.URL(), Token: config.Secret("ha-token")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return f, c
 }

@@ -18,10 +18,10 @@ import (
 // and no reservation reaches the store.
 func TestSlotWatchPushesToThePhonesOnce(t *testing.T) {
 	e := newE2E(t, "milk")
-	const svc = "mobile_app_pixel_8"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	f, c := dialPhoneHA(ctx, t, svc)
+	f, c := phoneOnFakeHA(ctx, t, &e.cfg)
+	const svc = phoneService
 	runner := e.start()
 	srv, tomorrow, watched := fillTomorrow(ctx, t, runner)
 	cfg := e.cfg

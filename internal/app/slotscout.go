@@ -208,7 +208,7 @@ func NewSlotScout(cfg config.Config, r *Runner, ha *homeassistant.Client, deps D
 		}
 		// A tap opens the panel, where the slots card shows every window.
 		s.Alerts = append(s.Alerts, func(ctx context.Context, title, body string) error {
-			return phone.Push(ctx, SlotPushTag, title, body, AddOnPanelPath)
+			return phone.PushOpen(ctx, SlotPushTag, title, body, AddOnPanelPath)
 		})
 	}
 	if bot, ok := deps.Resolver.(*telegram.Bot); ok {

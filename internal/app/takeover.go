@@ -69,10 +69,14 @@ func PanelTakeover(d *shop.Desk) panel.Takeover { return deskPanel{d} }
 
 type deskPanel struct{ d *shop.Desk }
 
-// held maps the browser's "no such tab" to the panel's.
+// held maps the browser's "no such tab" and refusals to the panel's.
 func held(err error) error {
-	if errors.Is(err, browser.ErrNotHeld) {
+	var refused *browser.RefusedError
+	switch {
+	case errors.Is(err, browser.ErrNotHeld):
 		return fmt.Errorf("%w: %v", panel.ErrNotHeld, err)
+	case errors.As(err, &refused):
+		return &panel.RefusedError{Rule: refused.Rule, Reason: refused.Reason}
 	}
 	return err
 }

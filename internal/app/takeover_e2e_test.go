@@ -16,11 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/panel"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/syncbuf"
+	"github.com/gemini-supply/gemini-supply/internal/testwait"
 )
 
 var typeWhat = regexp.MustCompile(`type (\d{6})`)
@@ -48,9 +50,20 @@ func takeOverSignIn(t *testing.T, newDesk func(*testing.T, *slog.Logger) *shop.D
 			t.Logf("the run's log (tail):\n%s", all[max(0, len(all)-20000):])
 		}
 	})
+	e.cfg.TraceDir = filepath.Join(t.TempDir(), "traces")
 	desk := newDesk(t, e.deps.Logger)
 	e.deps.Desk = desk
-	p, err := panel.New(panel.Options{Logger: e.deps.Logger, Takeover: PanelTakeover(desk),
+	// The phones of ha_notify get "Needs you: sign in", a tap opening the panel.
+	hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer hcancel()
+	f, ha := phoneOnFakeHA(hctx, t, &e.cfg)
+	const svc = phoneService
+	push, err := NeedsYouOnPhones(e.cfg, ha, e.deps.Logger)
+	if err != nil || push == nil {
+		t.Fatalf("NeedsYouOnPhones = %v, %v", push != nil, err)
+	}
+	desk.OnNeedsPerson(push)
+	p, err := panel.New(panel.Options{Logger: e.deps.Logger, Takeover: PanelTakeover(desk), History: PanelHistory(e.cfg),
 		Start: func(context.Context, runstatus.Request) error { return nil }, Stop: func(context.Context, string) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +135,13 @@ func takeOverSignIn(t *testing.T, newDesk func(*testing.T, *slog.Logger) *shop.D
 		t.Fatalf("a click without the panel's header: %v %v", resp, err)
 	}
 
+	// The push reached the phone (the run waits on: it needs no answer).
+	testwait.Until(t, "the Needs you push", time.Minute, func() bool { return len(f.ShownOnPhone(svc)) > 0 })
+	if n := f.ShownOnPhone(svc)[homeassistant.NeedsYouTag]; n.Title != "Needs you: sign in" || n.Data["url"] != AddOnPanelPath || n.Data["clickAction"] != AddOnPanelPath || n.Tag() != homeassistant.NeedsYouTag {
+		t.Fatalf("the push: %+v", n)
+	}
+
+	_, pass := r.DemoStore().Credentials()
 	typed := ""
 	for i := 0; ; i++ {
 		if i > 12 {
@@ -145,6 +165,16 @@ func takeOverSignIn(t *testing.T, newDesk func(*testing.T, *slog.Logger) *shop.D
 			t.Fatalf("click %d,%d: %d", x, y, c)
 		}
 		if m := typeWhat.FindStringSubmatch(step["task"].(string)); m != nil {
+			// A person may type a password too (here by mistake, then
+			// erased): it is a secret like the code.
+			if c, _ := post("/api/takeover/sign-in/type", map[string]string{"text": pass}); c != 200 {
+				t.Fatalf("type the password: %d", c)
+			}
+			for range pass {
+				if c, _ := post("/api/takeover/sign-in/key", map[string]string{"key": "Backspace"}); c != 200 {
+					t.Fatalf("Backspace: %d", c)
+				}
+			}
 			typed = m[1]
 			if c, _ := post("/api/takeover/sign-in/type", map[string]string{"text": typed}); c != 200 {
 				t.Fatalf("type: %d", c)
@@ -172,24 +202,58 @@ func takeOverSignIn(t *testing.T, newDesk func(*testing.T, *slog.Logger) *shop.D
 	if n := r.DemoStore().CheckoutHits(); n != 0 {
 		t.Errorf("checkout hits %d", n)
 	}
-	_, pass := r.DemoStore().Credentials()
-	all := logs.String()
-	// Digits alone may occur in a duration: the code as a number of its own.
-	if regexp.MustCompile(`(^|[^0-9.])`+typed+`([^0-9]|$)`).MatchString(all) || strings.Contains(all, pass) {
-		t.Errorf("a typed secret is in the log")
+	// Neither the password nor the code the person typed is in the log,
+	// the journal, a trace file or the History API. Digits alone may occur
+	// in a duration: the code as a number of its own.
+	code := regexp.MustCompile(`(^|[^0-9.])` + typed + `([^0-9]|$)`)
+	leaks := func(what string, b []byte) {
+		t.Helper()
+		if code.Match(b) || bytes.Contains(b, []byte(pass)) {
+			t.Errorf("a typed secret is in %s", what)
+		}
 	}
-	// Nor in the traces.
-	_ = filepath.WalkDir(e.cfg.TraceDir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	all := logs.String()
+	leaks("the log", []byte(all))
+	files := 0
+	for _, dir := range []string{e.cfg.TraceDir, e.cfg.DataDir} {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasSuffix(path, ".png") || strings.HasSuffix(path, ".jpg") {
+				return nil
+			}
+			if b, rerr := os.ReadFile(path); rerr == nil {
+				files++
+				leaks(path, b)
+			}
 			return nil
+		})
+	}
+	if files < 2 {
+		t.Errorf("only %d journal and trace files to search", files)
+	}
+	if !strings.Contains(all, fmt.Sprintf("chars=%d", len(typed))) || !strings.Contains(all, fmt.Sprintf("chars=%d", len(pass))) {
+		t.Error("the typed input is not logged by its length")
+	}
+	// History shows every input and guide step, typed text as its length.
+	resp, err := http.Get(srv.URL + "/api/runs/" + filepath.Base(strings.TrimSuffix(o.res.JournalPath, ".json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	leaks("the History API", raw)
+	var d panel.RunDetail
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("History: %v\n%s", err, raw)
+	}
+	kinds := map[string]int{}
+	for _, st := range d.TakeOver {
+		kinds[st.Kind]++
+		if st.Kind == "type" && st.Chars != len(typed) && st.Chars != len(pass) {
+			t.Errorf("a typed input of %d characters", st.Chars)
 		}
-		if b, rerr := os.ReadFile(path); rerr == nil && bytes.Contains(b, []byte(typed)) {
-			t.Errorf("the typed code is in the trace %s", path)
-		}
-		return nil
-	})
-	if !strings.Contains(all, fmt.Sprintf("chars=%d", len(typed))) {
-		t.Error("the typed input is not journaled by its length")
+	}
+	if kinds["offered"] != 1 || kinds["type"] != 2 || kinds["key"] != len(pass) || kinds["click"] < 5 || kinds["guide"] < 6 || kinds["done"] != 1 {
+		t.Errorf("History's take-over: %v\n%s", kinds, raw)
 	}
 	return o.res
 }

@@ -123,6 +123,7 @@ func (h *Host) loginActive() bool {
 // operation the profile misses; blocked paths at debug level (the policy
 // working as it should is no news in a run's output).
 func (h *Host) noteRefused(method string, u *url.URL, v store.RequestVerdict, by string) {
+	h.noteHeldRefusal(v)
 	if v.Rule == store.RuleHost {
 		h.noteBlockedHost(u.Hostname(), by)
 		return
@@ -260,7 +261,11 @@ func (h *Host) tagLoginRequests(g *generation, page playwright.Page) (string, er
 	sess.On("Fetch.requestPaused", func(ev map[string]any) {
 		h.spawn(func() {
 			id, _ := ev["requestId"].(string)
-			topURL := func() string { u, _ := mainFrameField(sess, "url"); return u }
+			// The main frame's committed document as Playwright tracks it
+			// from the browser's events: asking the renderer
+			// (Page.getFrameTree) while its document POST is paused here
+			// does not answer — the post never went on, and the tab hung.
+			topURL := page.URL
 			if !h.loginTagged(ev, mainFrameID, topURL) {
 				// A script's request, an image, a frame's fetch…: the plain
 				// policy, like any tab's.

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"net/url"
 	"time"
 
@@ -41,6 +42,11 @@ const sessionProbe = `sel => [document.readyState, !!document.querySelector(sel)
 // loading: longer, and the page's word is unknown (the agent's turn goes on).
 const sessionLoadWait = 5 * time.Second
 
+// sessionProbeWait bounds one sessionProbe: a renderer that does not answer
+// (a document that never commits) tells nothing, and must not hang the
+// caller (a guide step read the store's home page forever).
+const sessionProbeWait = 10 * time.Second
+
 type sessionRead struct {
 	ready   string
 	present bool
@@ -48,7 +54,7 @@ type sessionRead struct {
 }
 
 func (h *Host) probeSession(page playwright.Page) (sessionRead, bool) {
-	v, err := page.Evaluate(sessionProbe, h.profile.AuthMarkerSelector)
+	v, err := h.evalWithin(context.Background(), page, sessionProbeWait, sessionProbe, h.profile.AuthMarkerSelector)
 	if err != nil {
 		return sessionRead{}, false // navigating, closed, or no answer
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+	"github.com/gemini-supply/gemini-supply/internal/store"
 )
 
 // Take over: a sign-in the scripted login cannot finish (the identity site
@@ -28,7 +29,7 @@ import (
 const SignInTab = "sign-in"
 
 // ReasonSignInChallenge is the needs-person reason of a sign-in challenge.
-const ReasonSignInChallenge = "sign_in_challenge"
+const ReasonSignInChallenge = runstatus.ReasonSignInChallenge
 
 // ErrNeedsPerson means a person must finish what the browser holds open
 // (NeedsPerson says which tab and why).
@@ -63,6 +64,42 @@ type heldTab struct {
 	mu   sync.Mutex    // one input at a time
 	done chan struct{} // closed by TakeoverDone
 	ok   bool          // signed in when handed back (set before done closes)
+	// refusals are the policy's refusals while the tab is held (h.mu):
+	// the run waits for the person then, so they are the person's.
+	refusals []store.RequestVerdict
+}
+
+// maxHeldRefusals bounds the refusals a held tab keeps.
+const maxHeldRefusals = 32
+
+// noteHeldRefusal keeps a refusal for the held tab's input to report.
+func (h *Host) noteHeldRefusal(v store.RequestVerdict) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		return
+	}
+	if len(h.held.refusals) >= maxHeldRefusals {
+		h.held.refusals = h.held.refusals[1:]
+	}
+	h.held.refusals = append(h.held.refusals, v)
+}
+
+// clearRefusals and lastRefusal find the refusals one input caused
+// (inputs on a held tab run one at a time): the last one is reported.
+func (h *Host) clearRefusals(ht *heldTab) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ht.refusals = nil
+}
+
+func (h *Host) lastRefusal(ht *heldTab) (store.RequestVerdict, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(ht.refusals) == 0 {
+		return store.RequestVerdict{}, false
+	}
+	return ht.refusals[len(ht.refusals)-1], true
 }
 
 // NeedsPersons lists the tabs waiting for a person (none or the sign-in).
@@ -113,7 +150,7 @@ func (h *Host) TakeoverScreenshot(ctx context.Context, tab string) ([]byte, erro
 	if ht.g.keeperSess == nil {
 		h.shotMu.Lock()
 		defer h.shotMu.Unlock()
-		if err := ht.page.BringToFront(); err != nil {
+		if err := h.within(ctx, takeoverWait, ht.page.BringToFront); err != nil {
 			return nil, fmt.Errorf("browser: take-over screenshot: %w", err)
 		}
 	}
@@ -126,6 +163,9 @@ func (h *Host) TakeoverScreenshot(ctx context.Context, tab string) ([]byte, erro
 }
 
 // TakeoverClick clicks the held tab at x, y in 0–999 screen coordinates.
+// When the click starts a navigation it returns once the new page is there
+// (bounded), so the next screenshot or guide step reads it; a navigation
+// the store policy refuses comes back as a *RefusedError with its reason.
 func (h *Host) TakeoverClick(ctx context.Context, tab string, x, y int) error {
 	if x < 0 || x > 999 || y < 0 || y > 999 {
 		return &InputError{Input: fmt.Sprintf("%d,%d", x, y), Reason: "coordinates are 0–999"}
@@ -142,11 +182,7 @@ func (h *Host) TakeoverClick(ctx context.Context, tab string, x, y int) error {
 	}
 	px, py := float64(x)*float64(w)/1000, float64(y)*float64(hh)/1000
 	h.log.Info("take-over: click", "tab", tab, "x", x, "y", y)
-	if err := ht.page.Mouse().Click(px, py); err != nil {
-		return fmt.Errorf("browser: take-over click: %w", err)
-	}
-	h.settle(ht)
-	return nil
+	return h.input(ctx, ht, "click", func() error { return ht.page.Mouse().Click(px, py) })
 }
 
 // TakeoverType types text into the held tab's focused field. The text is
@@ -160,21 +196,24 @@ func (h *Host) TakeoverType(ctx context.Context, tab, text string) error {
 	defer ht.mu.Unlock()
 	h.log.Info("take-over: type", "tab", tab, "chars", len([]rune(text)))
 	kb := ht.page.Keyboard()
-	for _, st := range strokes(text) {
-		var err error
-		if st.key != "" {
-			err = kb.Press(st.key)
-		} else {
-			err = kb.InsertText(st.insert)
+	return h.input(ctx, ht, "type", func() error {
+		for _, st := range strokes(text) {
+			var err error
+			if st.key != "" {
+				err = kb.Press(st.key)
+			} else {
+				err = kb.InsertText(st.insert)
+			}
+			if err != nil {
+				return sanitizeLoginErr(err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("browser: take-over type: %w", sanitizeLoginErr(err))
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// TakeoverKey presses one key (Enter, Tab, Backspace…) in the held tab.
+// TakeoverKey presses one key (Enter, Tab, Backspace…) in the held tab:
+// one key, never a combination (no browser shortcut opens an address).
 func (h *Host) TakeoverKey(ctx context.Context, tab, key string) error {
 	k, err := canonicalKey(key)
 	if err != nil {
@@ -187,18 +226,121 @@ func (h *Host) TakeoverKey(ctx context.Context, tab, key string) error {
 	ht.mu.Lock()
 	defer ht.mu.Unlock()
 	h.log.Info("take-over: key", "tab", tab, "key", k)
-	if err := ht.page.Keyboard().Press(k); err != nil {
-		return fmt.Errorf("browser: take-over key: %w", err)
+	return h.input(ctx, ht, "key", func() error { return ht.page.Keyboard().Press(k) })
+}
+
+// RefusedError is a take-over input the store policy refused: the
+// navigation or request it started never reached the store.
+type RefusedError struct {
+	Rule   string // the policy's rule (order, blocked-path, host…)
+	Reason string // the policy's words
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refused by the store policy: %s", e.Reason)
+}
+
+// Rejected marks the error as one to report, not to end anything with.
+func (*RefusedError) Rejected() bool { return true }
+
+// takeoverSettleWait bounds the wait for a navigation an input started.
+const takeoverSettleWait = 15 * time.Second
+
+// navWatch marks, in the held tab's document, an input that starts a
+// navigation: a form submitted or a link followed (what the page did not
+// prevent), or the document about to unload. The mark lives in the
+// document, so a new document has none: "pending" stays true exactly until
+// the navigation commits. Installed before every input (idempotent).
+const navWatch = `() => {
+  if (window.__gsNav) { window.__gsNav.pending = false; return; }
+  const s = {pending: false};
+  Object.defineProperty(window, '__gsNav', {value: s});
+  addEventListener('submit', e => { if (!e.defaultPrevented) s.pending = true; });
+  addEventListener('click', e => {
+    const a = !e.defaultPrevented && e.target && e.target.closest ? e.target.closest('a[href]') : null;
+    if (a && !(a.getAttribute('href') || '').startsWith('#') && (!a.target || a.target === '_self')) s.pending = true;
+  });
+}`
+
+const navPending = `() => !!(window.__gsNav && window.__gsNav.pending)`
+
+// input runs one take-over input on ht (held by the caller), bounded by
+// ctx and takeoverWait, then waits for a navigation it started to commit
+// (bounded by takeoverSettleWait) and reports a request of it the policy
+// refused. Without that wait a guide step taken right after a click on a
+// submit button read the page that was still waiting for the answer — and
+// told the person to press the button again, resubmitting a form the store
+// had already accepted.
+func (h *Host) input(ctx context.Context, ht *heldTab, kind string, act func() error) error {
+	h.clearRefusals(ht)
+	_, _ = h.evalWithin(ctx, ht.page, identityProbeWait, navWatch)
+	if err := h.within(ctx, takeoverWait, act); err != nil {
+		return fmt.Errorf("browser: take-over %s: %w", kind, err)
 	}
-	h.settle(ht)
+	h.settle(ctx, ht)
+	if v, ok := h.lastRefusal(ht); ok {
+		h.log.Info("take-over: the store policy refused what the input asked for", "kind", kind, "rule", string(v.Rule), "matched", v.Match)
+		return &RefusedError{Rule: string(v.Rule), Reason: v.Reason}
+	}
 	return nil
 }
 
-// settle waits briefly for a navigation an input started to load, so the
-// next screenshot shows it (bounded; a page that stays is fine).
-func (h *Host) settle(ht *heldTab) {
+// settle waits until a navigation the last input started has committed and
+// its document is loaded (both bounded; a page that stays is fine).
+func (h *Host) settle(ctx context.Context, ht *heldTab) {
+	deadline := time.Now().Add(boundedBy(ctx, takeoverSettleWait))
+	for time.Now().Before(deadline) {
+		v, err := h.evalWithin(ctx, ht.page, time.Until(deadline), navPending)
+		if pending, _ := v.(bool); err == nil && !pending {
+			break // no navigation, or the new document is there
+		}
+		if ctx.Err() != nil || ht.page.IsClosed() {
+			return
+		}
+		// Pending, or the old document is being replaced: look again.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	_ = ht.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded,
-		Timeout: playwright.Float(float64((5 * time.Second).Milliseconds()))})
+		Timeout: playwright.Float(float64(max(time.Until(deadline), time.Second).Milliseconds()))})
+}
+
+// within runs fn, a Playwright call on a page, bounded by ctx and d: a
+// page that never answers (a stalled document, a busy renderer) ends the
+// wait, not the take-over. The call itself ends when the tab or the
+// browser closes (the goroutine is the Host's: Close waits for it).
+func (h *Host) within(ctx context.Context, d time.Duration, fn func() error) error {
+	ch := make(chan error, 1)
+	if !h.spawn(func() { ch <- fn() }) {
+		return ErrClosed
+	}
+	t := time.NewTimer(boundedBy(ctx, d))
+	defer t.Stop()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("the tab did not answer within %v", d)
+	}
+}
+
+// evalWithin is page.Evaluate bounded like within.
+func (h *Host) evalWithin(ctx context.Context, page playwright.Page, d time.Duration, expr string, arg ...any) (any, error) {
+	var v any
+	err := h.within(ctx, d, func() error {
+		var err error
+		v, err = page.Evaluate(expr, arg...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // TakeoverURL is the held tab's address without its query (for the guide
@@ -222,6 +364,7 @@ func (h *Host) TakeoverDone(ctx context.Context, tab string) (signedIn bool, err
 	ht.mu.Lock()
 	// A submit the person just sent may still be on its way back from the
 	// identity site: let it land on the store (bounded) before reading.
+	h.settle(ctx, ht)
 	deadline := time.Now().Add(handBackWait)
 	tick := time.NewTicker(250 * time.Millisecond)
 	for time.Now().Before(deadline) {
@@ -383,10 +526,10 @@ func (h *Host) TakeoverRead(ctx context.Context, tab string) (PageRead, error) {
 	defer ht.mu.Unlock()
 	// The person's last input may have started a navigation: a reading
 	// the navigation interrupts is taken again on the new page (bounded).
+	h.settle(ctx, ht)
 	var v any
 	for try := 0; ; try++ {
-		_ = ht.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: ht.ms()})
-		v, err = ht.page.Evaluate(readElements)
+		v, err = h.evalWithin(ctx, ht.page, takeoverWait, readElements)
 		if err == nil {
 			break
 		}
@@ -398,6 +541,7 @@ func (h *Host) TakeoverRead(ctx context.Context, tab string) (PageRead, error) {
 			return PageRead{}, fmt.Errorf("browser: reading the tab for the guide: %w", ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
+		h.settle(ctx, ht)
 	}
 	s, _ := v.(string)
 	var pr PageRead

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
@@ -14,6 +15,12 @@ import (
 // takeoverClickOn clicks the centre of the held tab's element sel through
 // the take-over API (0–999 coordinates), as a person tapping the screen.
 func takeoverClickOn(t *testing.T, h *Host, sel string) {
+	t.Helper()
+	mustDo(t, "click "+sel, takeoverTryClick(t, h, sel))
+}
+
+// takeoverTryClick is takeoverClickOn that returns the click's error.
+func takeoverTryClick(t *testing.T, h *Host, sel string) error {
 	t.Helper()
 	ht, err := h.heldTab(SignInTab)
 	if err != nil {
@@ -29,7 +36,115 @@ func takeoverClickOn(t *testing.T, h *Host, sel string) {
 	}
 	vs := ht.page.ViewportSize()
 	x, y := int((b.X+b.Width/2)*1000/float64(vs.Width)), int((b.Y+b.Height/2)*1000/float64(vs.Height))
-	mustDo(t, "click "+sel, h.TakeoverClick(testCtx(t), SignInTab, x, y))
+	return h.TakeoverClick(testCtx(t), SignInTab, x, y)
+}
+
+// heldSignIn starts the demo store with the sign-in challenge (and o's
+// changes) and a Host whose Login stops at it, holding the tab.
+func heldSignIn(t *testing.T, so demostore.Options) (*demostore.Server, *Host, *logBuffer) {
+	t.Helper()
+	requireBrowser(t)
+	so.SignInChallenge = true
+	s, err := demostore.Start(context.Background(), so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	logs := &logBuffer{}
+	o := baseOptions(t, store.Demo(), t.TempDir(), s.HostResolverRules(), logs)
+	user, pass := s.Credentials()
+	o.Username, o.Password = user, config.Secret(pass)
+	h := launch(t, o)
+	t.Cleanup(func() { closeHost(t, h) })
+	if err := h.Login(testCtx(t)); !errors.Is(err, ErrNeedsPerson) {
+		t.Fatalf("Login = %v, want ErrNeedsPerson\n%s", err, logs.String())
+	}
+	return s, h, logs
+}
+
+// A click on the challenge's Verify returns once the identity site's
+// (slow) answer has landed: the guide's next reading is the signed-in
+// store, not the challenge page still waiting for its answer — which made
+// the guide say "Tap Verify" again and the second submit find the check
+// expired.
+func TestTakeoverClickWaitsForTheSubmit(t *testing.T) {
+	s, h, logs := heldSignIn(t, demostore.Options{SignInDelay: 3 * time.Second})
+	ctx := testCtx(t)
+	takeoverClickOn(t, h, "#inbox-link")
+	if pr, err := h.TakeoverRead(ctx, SignInTab); err != nil || !strings.Contains(pr.Text, s.ChallengeCode()) {
+		t.Fatalf("after the inbox link: %+v %v", pr, err)
+	}
+	takeoverClickOn(t, h, "#inbox-back")
+	takeoverClickOn(t, h, "#not-robot")
+	takeoverClickOn(t, h, "#challenge-code")
+	mustDo(t, "type the code", h.TakeoverType(ctx, SignInTab, s.ChallengeCode()))
+	takeoverClickOn(t, h, "#challenge-submit")
+	pr, err := h.TakeoverRead(ctx, SignInTab)
+	if err != nil || !pr.SignedIn || strings.Contains(pr.URL, demostore.HostAuth) {
+		t.Fatalf("right after Verify the guide reads %s (signed in %v, %v), want the signed-in store\n%s", pr.URL, pr.SignedIn, err, logs.String())
+	}
+}
+
+// A take-over cannot reach the demo's checkout: a click on the cart's
+// checkout link, the link reached with Tab and opened with Enter, and an
+// address typed into the page all leave the store without a checkout
+// request; the click and the key come back refused with the policy's
+// reason.
+func TestTakeoverCannotReachCheckout(t *testing.T) {
+	s, h, logs := heldSignIn(t, demostore.Options{})
+	ctx := testCtx(t)
+	ht, _ := h.heldTab(SignInTab)
+	defer func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	}()
+	// A store page with the ways to the checkout a page may offer: a
+	// link, a payment form's button, a field to type an address into.
+	storePage := func() {
+		t.Helper()
+		if _, err := ht.page.Goto(store.Demo().HomeURL); err != nil {
+			t.Fatalf("the store's page: %v", err)
+		}
+		if _, err := ht.page.Evaluate(`() => document.body.insertAdjacentHTML('afterbegin',
+		  '<div style="position:fixed;left:0;top:0;z-index:99999;background:#fff">' +
+		  '<a id="to-checkout" href="/en/online-grocery/checkout" style="display:block;width:200px;height:40px">Checkout</a>' +
+		  '<form method="post" action="/en/payment/card"><button id="pay" style="width:200px;height:40px">Pay</button></form>' +
+		  '<input id="where" style="width:200px;height:30px"></div>')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var refused *RefusedError
+	for _, sel := range []string{"#to-checkout", "#pay"} {
+		storePage()
+		if err := takeoverTryClick(t, h, sel); !errors.As(err, &refused) || refused.Rule != string(store.RuleOrder) || refused.Reason == "" {
+			t.Fatalf("a click on %s = %v, want a refusal by the order rule", sel, err)
+		}
+	}
+	storePage()
+	if _, err := ht.page.Evaluate(`() => document.querySelector('#to-checkout').focus()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.TakeoverKey(ctx, SignInTab, "Enter"); !errors.As(err, &refused) {
+		t.Fatalf("Enter on the checkout link = %v, want a refusal", err)
+	}
+	for _, k := range []string{"Alt+ArrowLeft", "Control+L"} {
+		if err := h.TakeoverKey(ctx, SignInTab, k); err == nil {
+			t.Fatalf("the key combination %q was pressed", k)
+		}
+	}
+	storePage()
+	takeoverClickOn(t, h, "#where")
+	_ = h.TakeoverType(ctx, SignInTab, "https://www.metro.ca/en/online-grocery/checkout")
+	_ = h.TakeoverKey(ctx, SignInTab, "Enter")
+	if n := s.CheckoutHits(); n != 0 {
+		t.Fatalf("the take-over reached the checkout %d times", n)
+	}
+	for path := range s.Requests() {
+		if strings.Contains(path, "checkout") || strings.Contains(path, "payment") || strings.Contains(path, "place-order") {
+			t.Fatalf("the store saw %s", path)
+		}
+	}
 }
 
 // TestSignInChallengeTakeOver: the demo's sign-in challenge stops the

@@ -68,7 +68,8 @@ type LoadOptions struct {
 
 // envNotSettings are GEMINI_SUPPLY_ names that are not settings but are
 // read elsewhere (the config file's path, setup's cache, tests, make).
-var envNotSettings = []string{EnvPrefix + "CONFIG", EnvPrefix + "CACHE", EnvPrefix + "TEST_", EnvPrefix + "STRESS_", EnvPrefix + "PANEL_SCREENSHOTS"}
+var envNotSettings = []string{EnvPrefix + "CONFIG", EnvPrefix + "CACHE", EnvPrefix + "TEST_", EnvPrefix + "STRESS_", EnvPrefix + "PANEL_SCREENSHOTS",
+	EnvPrefix + "DEMO_SIGNIN_CHALLENGE"} // the demo store's sign-in challenge (app, docs/panel.md)
 
 // EnvWarnings names the GEMINI_SUPPLY_ variables of the environment that
 // are no setting (a misspelling is otherwise silently ignored), each with

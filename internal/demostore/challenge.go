@@ -80,11 +80,19 @@ func (s *Server) serveChallenge(w http.ResponseWriter, r *http.Request) bool {
 	c, ok := s.challenges[id]
 	s.mu.Unlock()
 	if !ok {
-		writeHTML(w, http.StatusOK, challengePage(r.URL.RequestURI(), id, "This check has expired. Sign in again."))
+		// Passed (a second submit of the same form) or unknown: the form
+		// cannot succeed any more, so it is not shown again — only the
+		// way back to the password, as an identity site does.
+		q := r.URL.Query()
+		q.Del("challenge")
+		writeHTML(w, http.StatusOK, expiredChallengePage("https://"+HostAuth+authorizePath+"?"+q.Encode()))
 		return true
 	}
 	if r.Method != http.MethodPost {
 		writeHTML(w, http.StatusOK, challengePage(r.URL.RequestURI(), id, ""))
+		return true
+	}
+	if !s.holdSignIn(r) {
 		return true
 	}
 	if r.PostForm.Get("notRobot") == "" {
@@ -119,6 +127,14 @@ func (s *Server) inboxPage(w http.ResponseWriter, _ *http.Request) {
 	writeHTML(w, http.StatusOK, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Demo inbox</title><link rel="icon" href="data:,">
 <style>body{font-family:Arial,Helvetica,sans-serif;font-size:16px;margin:40px}#inbox-back{display:inline-block;padding:12px 24px;background:#d5102a;color:#fff;border-radius:24px;text-decoration:none}</style></head>
 <body><h1>Demo inbox</h1>`+body+`</body></html>`)
+}
+
+// expiredChallengePage is the answer to a challenge that was passed or
+// never shown: a link back to the sign-in, no form.
+func expiredChallengePage(signIn string) string {
+	return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Verify – MOI iD</title><link rel="icon" href="data:,"></head>
+<body><h1>Verify it's you</h1><div id="error-message" class="error pageLevel" role="alert">This check has expired.</div>
+<p><a id="challenge-restart" href="` + esc(signIn) + `">Sign in again</a></p></body></html>`
 }
 
 // challengePage renders the identity host's extra check (ids: #not-robot,

@@ -50,3 +50,29 @@ func TestSignInChallenge(t *testing.T) {
 		t.Fatalf("right code: at %s, signed in %v", r.url, s.State().LoggedIn)
 	}
 }
+
+// A second submit of a challenge already passed (a double tap) shows no
+// form that can never succeed: it says the check expired and links back to
+// the password.
+func TestSignInChallengeResubmitted(t *testing.T) {
+	s := startStore(t, Options{SignInChallenge: true})
+	c := s.Client()
+	user, pass := s.Credentials()
+	r := login(t, s, c, "/en", user, pass)
+	m := challengeAction.FindStringSubmatch(r.body)
+	if m == nil {
+		t.Fatal("no challenge form")
+	}
+	action := "https://" + HostAuth + strings.ReplaceAll(m[1], "&amp;", "&")
+	form := url.Values{"challenge": {m[2]}, "notRobot": {"1"}, "code": {s.ChallengeCode()}}
+	post := func() resp {
+		return do(t, c, http.MethodPost, action, strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	}
+	if r := post(); r.url.Host != HostStore {
+		t.Fatalf("first submit: at %s", r.url)
+	}
+	r = post()
+	if r.url.Host != HostAuth || strings.Contains(r.body, `id="challenge-form"`) || !strings.Contains(r.body, `id="challenge-restart"`) || strings.Contains(r.body, "challenge=") {
+		t.Fatalf("second submit: at %s\n%s", r.url, r.body)
+	}
+}

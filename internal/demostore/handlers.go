@@ -598,14 +598,8 @@ func (s *Server) authHandler() http.Handler {
 		case http.MethodGet:
 			writeHTML(w, http.StatusOK, authPage(r.URL.RequestURI(), "", ""))
 		case http.MethodPost:
-			if s.signInDelay > 0 {
-				t := time.NewTimer(s.signInDelay)
-				select {
-				case <-t.C:
-				case <-r.Context().Done():
-					t.Stop()
-					return
-				}
+			if !s.holdSignIn(r) {
+				return
 			}
 			if err := r.ParseForm(); err != nil {
 				writeHTML(w, http.StatusBadRequest, authPage(r.URL.RequestURI(), "", "The form could not be read."))
@@ -632,6 +626,22 @@ func (s *Server) authHandler() http.Handler {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		}
 	})
+}
+
+// holdSignIn holds a sign-in post for SignInDelay (a slow identity site);
+// false when the request ended first.
+func (s *Server) holdSignIn(r *http.Request) bool {
+	if s.signInDelay <= 0 {
+		return true
+	}
+	t := time.NewTimer(s.signInDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // authPage renders the identity host's sign-in form (ids as on the real

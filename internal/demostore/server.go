@@ -72,8 +72,8 @@ type Options struct {
 	// it again). Empty keeps the cart in memory.
 	CartFile string
 	// SignInDelay holds the identity host's answer to the sign-in form
-	// this long (or until the request ends): a slow identity site, for
-	// tests.
+	// (and to the sign-in challenge's form) this long (or until the request
+	// ends): a slow identity site, for tests.
 	SignInDelay time.Duration
 	// SignInChallenge makes the identity host ask, after a right password,
 	// for a "not a robot" tick and a 6-digit code shown on the demo inbox

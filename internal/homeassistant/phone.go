@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemini-supply/gemini-supply/internal/choice"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // EventNotificationAction is the event the companion app fires when an
@@ -104,6 +105,44 @@ func PhoneService(s string) (string, error) {
 		return "", fmt.Errorf("%q is not a companion app notify service like notify.mobile_app_my_phone", s)
 	}
 	return name, nil
+}
+
+// PushOpen shows a notification on every phone whose tap opens url (the
+// panel): "url" for iOS, "clickAction" for Android; tag replaces an
+// earlier one of the same tag. It fails only when no phone got it.
+func (p *Phone) PushOpen(ctx context.Context, tag, title, message, url string) error {
+	data := map[string]any{
+		"title":   title,
+		"message": message,
+		"data": map[string]any{
+			"tag": tag, "group": "gemini_supply",
+			"url": url, "clickAction": url,
+		},
+	}
+	var errs []error
+	for _, s := range p.services {
+		if _, err := p.c.CallService(ctx, "notify", s, nil, data, false); err != nil {
+			errs = append(errs, err)
+			p.log.Warn("could not notify the phone", "service", "notify."+s, "error", err)
+		}
+	}
+	if len(errs) == len(p.services) {
+		return fmt.Errorf("notify the phone: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// NeedsYouTag is the tag of the "Needs you" push (take over).
+const NeedsYouTag = "gemini_supply_needs_you"
+
+// PushNeedsYou tells the phones that a tab needs a person ("Needs you:
+// sign in"), a tap opening the panel at url, where the Needs you card is.
+func (p *Phone) PushNeedsYou(ctx context.Context, reason, url string) error {
+	title, body := p.msg.T("phone.needs_you"), p.msg.T("phone.needs_you_body")
+	if reason == runstatus.ReasonSignInChallenge {
+		title, body = p.msg.T("phone.needs_you_sign_in"), p.msg.T("phone.needs_you_sign_in_body")
+	}
+	return p.PushOpen(ctx, NeedsYouTag, title, body, url)
 }
 
 // phoneQuestion is one open notification.

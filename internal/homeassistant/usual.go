@@ -70,30 +70,5 @@ func (t *UsualTrigger) Push(ctx context.Context) error {
 		return err
 	}
 	m := t.p.msg
-	return t.p.Push(ctx, UsualTag, m.T("usual.push_title"), m.T("usual.summary", "n", n, "home", home), t.url)
-}
-
-// Push shows a notification on every phone (no actions): tag replaces the
-// phone's earlier notification of the same tag, and a tap opens url (the
-// panel). It fails only when no phone took it.
-func (p *Phone) Push(ctx context.Context, tag, title, message, url string) error {
-	data := map[string]any{
-		"title":   title,
-		"message": message,
-		"data": map[string]any{
-			"tag": tag, "group": "gemini_supply",
-			// A tap opens the panel: "url" on iOS, "clickAction" on Android.
-			"url": url, "clickAction": url,
-		},
-	}
-	var errs []error
-	for _, s := range p.services {
-		if _, err := p.c.CallService(ctx, "notify", s, nil, data, false); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) == len(p.services) {
-		return fmt.Errorf("notify the phone: %w", errors.Join(errs...))
-	}
-	return nil
+	return t.p.PushOpen(ctx, UsualTag, m.T("usual.push_title"), m.T("usual.summary", "n", n, "home", home), t.url)
 }

@@ -6,6 +6,7 @@ import (
 
 	fakeha "github.com/gemini-supply/gemini-supply/internal/fake/homeassistant"
 	"github.com/gemini-supply/gemini-supply/internal/messages"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
 // TestUsualEventPushesToThePhone: gemini_supply_usual makes the phones
@@ -46,5 +47,32 @@ func TestUsualEventPushesToThePhone(t *testing.T) {
 			t.Errorf("%s: push %+v", tc.lang, d)
 		}
 		eventually(t, "unsubscribed", func() bool { return f.Subscriptions(EventUsual) == 0 })
+	}
+}
+
+// TestNeedsYouPush: a tab that needs a person is pushed to every phone as
+// "Needs you: sign in" (in the household's language), a tap opening the
+// panel; a later push replaces it (one tag).
+func TestNeedsYouPush(t *testing.T) {
+	const svc = "mobile_app_pixel_8"
+	f := startFake(t, fakeha.Options{})
+	f.AddMobileApp(svc)
+	c := dialTest(t, testOptions(f, nil))
+	for _, tc := range []struct{ lang, reason, title string }{
+		{"en", runstatus.ReasonSignInChallenge, "Needs you: sign in"},
+		{"fr", runstatus.ReasonSignInChallenge, "On a besoin de vous : connexion"},
+		{"en", "agent_gave_up", "Needs you"},
+	} {
+		phone, err := NewPhone(c, PhoneOptions{Services: []string{svc}, Messages: messages.For(tc.lang)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := phone.PushNeedsYou(testCtx(t), tc.reason, "/hassio/ingress/gemini_supply"); err != nil {
+			t.Fatal(err)
+		}
+		n := f.ShownOnPhone(svc)[NeedsYouTag]
+		if n.Title != tc.title || n.Message == "" || n.Data["url"] != "/hassio/ingress/gemini_supply" || n.Data["clickAction"] != "/hassio/ingress/gemini_supply" {
+			t.Errorf("%s %s: %+v", tc.lang, tc.reason, n)
+		}
 	}
 }

@@ -82,6 +82,29 @@ type RunDetail struct {
 	// Pack is the run's review pack, with the household's actions on the
 	// cart since (nil for a run without one).
 	Pack *reviewpack.Pack `json:"pack,omitempty"`
+	// TakeOver is what a person did on the run's tabs that needed one
+	// (take over, Show me), in order: typed text only as its length.
+	TakeOver []TakeoverStep `json:"take_over,omitempty"`
+}
+
+// TakeoverStep is one take-over input or guide step of a past run.
+type TakeoverStep struct {
+	At       time.Time `json:"at"`
+	Tab      string    `json:"tab"`
+	Item     string    `json:"item,omitempty"`
+	Kind     string    `json:"kind"` // offered, click, type, key, guide, done
+	By       string    `json:"by,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	X        *int      `json:"x,omitempty"`
+	Y        *int      `json:"y,omitempty"`
+	Chars    int       `json:"chars,omitempty"`
+	Key      string    `json:"key,omitempty"`
+	Step     int       `json:"step,omitempty"`
+	Box      *[4]int   `json:"box,omitempty"`
+	Done     bool      `json:"done,omitempty"`
+	SignedIn *bool     `json:"signed_in,omitempty"`
+	Refused  string    `json:"refused,omitempty"`
+	Error    string    `json:"error,omitempty"`
 }
 
 // CartChange is one cart line's change in a run's cart review.

@@ -54,7 +54,24 @@ func (p *Panel) needsPersons() []runstatus.NeedsPerson {
 	return p.opts.Takeover.NeedsPersons()
 }
 
+// RefusedError is a take-over input the store policy refused (what it
+// asked for never reached the store): answered 403 with
+// {"refused": reason, "rule": rule}, which the card shows.
+type RefusedError struct {
+	Rule   string
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return "refused by the store policy: " + e.Reason }
+
 func (p *Panel) takeoverError(w http.ResponseWriter, err error) {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": refused.Error(), "refused": refused.Reason, "rule": refused.Rule})
+		return
+	}
 	status := http.StatusBadRequest
 	if errors.Is(err, ErrNotHeld) {
 		status = http.StatusNotFound

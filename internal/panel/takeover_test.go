@@ -24,6 +24,7 @@ import (
 // fakeTakeover holds one tab, "sign-in", and records the inputs it gets.
 type fakeTakeover struct {
 	shot   []byte
+	refuse *RefusedError // every click and key is refused so, when set
 	mu     sync.Mutex
 	inputs []string
 }
@@ -52,6 +53,9 @@ func (f *fakeTakeover) Screenshot(_ context.Context, tab string) ([]byte, error)
 }
 func (f *fakeTakeover) Click(_ context.Context, tab string, x, y int) error {
 	f.note(tab, fmt.Sprintf("click %d,%d", x, y))
+	if f.refuse != nil {
+		return f.refuse
+	}
 	return f.tab(tab)
 }
 func (f *fakeTakeover) Type(_ context.Context, tab, text string) error {
@@ -60,6 +64,9 @@ func (f *fakeTakeover) Type(_ context.Context, tab, text string) error {
 }
 func (f *fakeTakeover) Key(_ context.Context, tab, key string) error {
 	f.note(tab, "key "+key)
+	if f.refuse != nil {
+		return f.refuse
+	}
 	return f.tab(tab)
 }
 func (f *fakeTakeover) Done(_ context.Context, tab string) (bool, error) {
@@ -211,5 +218,54 @@ func TestNeedsYouCardInChromium(t *testing.T) {
 	}
 	if len(in) != 3 || x < 240 || x > 260 || y < 490 || y > 510 || in[1] != "type 123456" {
 		t.Fatalf("inputs = %v", in)
+	}
+}
+
+// A tap or a key the store policy refuses (a checkout link on the tab) is
+// answered 403 with the policy's reason, and the card says so, in English
+// and in French; the key buttons send their key.
+func TestNeedsYouCardShowsARefusal(t *testing.T) {
+	browser := testbrowser.Launch(t)
+	const reason = "pages under /checkout may not be opened by the agent (the agent never orders)"
+	for _, lang := range []string{"en", "fr"} {
+		f := &fakeTakeover{shot: screenshot(t, 1000, 500), refuse: &RefusedError{Rule: "order", Reason: reason}}
+		cat := messages.For(lang)
+		p, err := New(Options{Start: func(context.Context, runstatus.Request) error { return nil }, Stop: func(context.Context, string) error { return nil },
+			Takeover: f, Messages: cat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(p)
+		page, err := browser.NewPage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		page.SetDefaultTimeout(60000)
+		if _, err := page.Goto(srv.URL + "/"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := page.WaitForFunction(`() => document.getElementById('needs-screen').naturalWidth > 0`, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := cat.T("panel.needs_refused", "reason", reason)
+		for _, act := range []func() error{
+			func() error { return page.Locator("#needs-screen").Click() },
+			func() error { return page.Locator(`#needs-keys button[data-key="Enter"]`).Click() },
+		} {
+			if _, err := page.Evaluate(`() => { document.getElementById('needs-refused').hidden = true; }`); err != nil {
+				t.Fatal(err)
+			}
+			if err := act(); err != nil {
+				t.Fatal(err)
+			}
+			if err := page.Locator("#needs-refused").Filter(playwright.LocatorFilterOptions{HasText: want}).WaitFor(); err != nil {
+				t.Fatalf("%s: the card does not say %q: %v", lang, want, err)
+			}
+		}
+		if got := f.got(); !strings.HasSuffix(got, "|key Enter") {
+			t.Errorf("%s: inputs %s", lang, got)
+		}
+		_ = page.Close()
+		srv.Close()
 	}
 }

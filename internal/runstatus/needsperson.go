@@ -7,3 +7,7 @@ type NeedsPerson struct {
 	Reason string `json:"reason"`
 	Item   string `json:"item"`
 }
+
+// ReasonSignInChallenge is the reason of a sign-in the store asks more
+// than the password for (a "not a robot" check, a code).
+const ReasonSignInChallenge = "sign_in_challenge"

@@ -122,6 +122,9 @@ type JournalRecord struct {
 	CartBefore *Cart `json:"cart_before,omitempty"`
 	// ResumedBy is the run that took over this unfinished journal.
 	ResumedBy string `json:"resumed_by,omitempty"`
+	// TakeOver is what a person did on the run's tabs that needed one
+	// (take over and Show me), in order (takeover.go).
+	TakeOver []TakeoverEntry `json:"take_over,omitempty"`
 }
 
 // Journal keeps a JournalRecord on disk: every change is written at once,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/guide"
@@ -23,8 +24,10 @@ type Desk struct {
 
 	mu   sync.Mutex
 	host *browser.Host // the run whose tab waits; nil when none
-	// OnNeedsPerson is told when a tab starts waiting (the phone push).
-	onNeeds func(runstatus.NeedsPerson)
+	// note journals an input or guide step in that run (nil: none).
+	note func(TakeoverEntry)
+	// onNeeds is told when a tab starts waiting (the phone push).
+	onNeeds func(context.Context, runstatus.NeedsPerson) error
 }
 
 // NewDesk returns a Desk whose guide uses planner (and grounder, nil for
@@ -36,32 +39,52 @@ func NewDesk(log *slog.Logger, planner guide.Planner, grounder guide.Grounder) *
 	return &Desk{log: log.With("component", "takeover"), guide: &guide.Guide{Planner: planner, Grounder: grounder}}
 }
 
+// needsPushWait bounds the push that a tab needs a person.
+const needsPushWait = 30 * time.Second
+
 // OnNeedsPerson sets the function told when a tab starts waiting for a
-// person (the panel's push); it must return at once.
-func (d *Desk) OnNeedsPerson(f func(runstatus.NeedsPerson)) {
+// person (the phones' "Needs you" push). It runs beside the wait, bounded
+// by needsPushWait and the run; its error is logged.
+func (d *Desk) OnNeedsPerson(f func(context.Context, runstatus.NeedsPerson) error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.onNeeds = f
 }
 
-func (d *Desk) offer(h *browser.Host) {
+// offer puts h's tabs that wait for a person on the Desk; note journals
+// what is done on them in the run. The push goes out beside the wait
+// (bounded; wait waits for it).
+func (d *Desk) offer(ctx context.Context, h *browser.Host, note func(TakeoverEntry)) (wait func()) {
 	d.mu.Lock()
-	d.host = h
+	d.host, d.note = h, note
 	f := d.onNeeds
 	d.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, np := range h.NeedsPersons() {
 		d.log.Warn("a tab needs a person", "tab", np.Tab, "reason", np.Reason)
+		if note != nil {
+			note(TakeoverEntry{At: time.Now(), Tab: np.Tab, Item: np.Item, Kind: TakeoverOffered, Reason: np.Reason})
+		}
 		if f != nil {
-			f(np)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pctx, cancel := context.WithTimeout(ctx, needsPushWait)
+				defer cancel()
+				if err := f(pctx, np); err != nil {
+					d.log.Warn("could not tell the phones that a tab needs a person", "tab", np.Tab, "error", err)
+				}
+			}()
 		}
 	}
+	return wg.Wait
 }
 
 func (d *Desk) withdraw(h *browser.Host) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.host == h {
-		d.host = nil
+		d.host, d.note = nil, nil
 	}
 }
 
@@ -72,6 +95,71 @@ func (d *Desk) current() (*browser.Host, error) {
 		return nil, browser.ErrNotHeld
 	}
 	return d.host, nil
+}
+
+// TakeoverEntry is one take-over input or guide step, as the run's journal
+// keeps it and History shows it. Typed text is kept only as its length and
+// the guide's sentence not at all (it may quote a code the person reads).
+type TakeoverEntry struct {
+	At   time.Time `json:"at"`
+	Tab  string    `json:"tab"`
+	Item string    `json:"item,omitempty"`
+	Kind string    `json:"kind"` // TakeoverOffered, …
+	By   string    `json:"by,omitempty"`
+	// Reason is why the tab was offered (Kind offered).
+	Reason string `json:"reason,omitempty"`
+	X      *int   `json:"x,omitempty"`
+	Y      *int   `json:"y,omitempty"`
+	Chars  int    `json:"chars,omitempty"` // typed: how many characters
+	Key    string `json:"key,omitempty"`
+	// Step is the guide's step number (1 for the first of a goal), Box
+	// its box, Done whether the guide said the goal is complete.
+	Step int     `json:"step,omitempty"`
+	Box  *[4]int `json:"box,omitempty"`
+	Done bool    `json:"done,omitempty"`
+	// SignedIn: the hand-back found the store signed in (Kind done).
+	SignedIn *bool `json:"signed_in,omitempty"`
+	// Refused is the store policy's reason for refusing what the input
+	// asked for; Error any other failure.
+	Refused string `json:"refused,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Kinds of TakeoverEntry.
+const (
+	TakeoverOffered = "offered"
+	TakeoverClick   = "click"
+	TakeoverType    = "type"
+	TakeoverKey     = "key"
+	TakeoverGuide   = "guide"
+	TakeoverDone    = "done"
+)
+
+// journal returns the function that notes an entry, with who asked and
+// how the input ended, in the run whose tab it is now: taken before the
+// input, as a hand-back ends the run's wait (and its offer) before the
+// input returns.
+func (d *Desk) journal() func(ctx context.Context, e TakeoverEntry, err error) {
+	d.mu.Lock()
+	note := d.note
+	d.mu.Unlock()
+	return func(ctx context.Context, e TakeoverEntry, err error) {
+		if note != nil {
+			note(journalEntry(ctx, e, err))
+		}
+	}
+}
+
+func journalEntry(ctx context.Context, e TakeoverEntry, err error) TakeoverEntry {
+	e.At, e.By = time.Now(), runstatus.ByFrom(ctx)
+	var refused *browser.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		e.Refused = refused.Reason
+	case err != nil:
+		e.Error = err.Error()
+	}
+	return e
 }
 
 // NeedsPersons lists the tabs waiting for a person.
@@ -101,8 +189,11 @@ func (d *Desk) Click(ctx context.Context, tab string, x, y int) error {
 	if err != nil {
 		return err
 	}
+	journal := d.journal()
 	d.log.Info("take-over input", "tab", tab, "kind", "click", "x", x, "y", y)
-	return h.TakeoverClick(ctx, tab, x, y)
+	err = h.TakeoverClick(ctx, tab, x, y)
+	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverClick, X: &x, Y: &y}, err)
+	return err
 }
 
 // Type types text in the tab; only its length is logged.
@@ -111,8 +202,12 @@ func (d *Desk) Type(ctx context.Context, tab, text string) error {
 	if err != nil {
 		return err
 	}
-	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", len([]rune(text)))
-	return h.TakeoverType(ctx, tab, text)
+	journal := d.journal()
+	n := len([]rune(text))
+	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", n)
+	err = h.TakeoverType(ctx, tab, text)
+	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverType, Chars: n}, err)
+	return err
 }
 
 // Key presses one key in the tab.
@@ -121,8 +216,11 @@ func (d *Desk) Key(ctx context.Context, tab, key string) error {
 	if err != nil {
 		return err
 	}
+	journal := d.journal()
 	d.log.Info("take-over input", "tab", tab, "kind", "key", "key", key)
-	return h.TakeoverKey(ctx, tab, key)
+	err = h.TakeoverKey(ctx, tab, key)
+	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverKey, Key: key}, err)
+	return err
 }
 
 // Done hands the tab back (the sign-in continues the run).
@@ -131,21 +229,42 @@ func (d *Desk) Done(ctx context.Context, tab string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	journal := d.journal()
 	d.guide.Forget(tab)
 	ok, err := h.TakeoverDone(ctx, tab)
 	d.log.Info("take-over input", "tab", tab, "kind", "done", "signed_in", ok)
+	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverDone, SignedIn: &ok}, err)
 	return ok, err
 }
 
-// Guide runs one turn of "Show me" for goal on the tab.
+// guideStepWait bounds one turn of "Show me" (reading the tab, a model
+// planner's and grounder's calls).
+const guideStepWait = 90 * time.Second
+
+// Guide runs one turn of "Show me" for goal on the tab (bounded by
+// guideStepWait), journaled without its sentence.
 func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) {
 	h, err := d.current()
 	if err != nil {
 		return guide.Step{}, err
 	}
+	journal := d.journal()
+	ctx, cancel := context.WithTimeout(ctx, guideStepWait)
+	defer cancel()
+	step, n, err := d.guideStep(ctx, h, tab, goal)
+	e := TakeoverEntry{Tab: tab, Kind: TakeoverGuide, Step: n, Done: step.Done}
+	if err == nil && !step.Done {
+		b := step.Box
+		e.Box = &b
+	}
+	journal(ctx, e, err)
+	return step, err
+}
+
+func (d *Desk) guideStep(ctx context.Context, h *browser.Host, tab, goal string) (guide.Step, int, error) {
 	pr, err := h.TakeoverRead(ctx, tab)
 	if err != nil {
-		return guide.Step{}, err
+		return guide.Step{}, 0, err
 	}
 	p := guide.Page{URL: pr.URL, SignedIn: pr.SignedIn, Text: pr.Text}
 	for _, e := range pr.Elements {
@@ -154,15 +273,15 @@ func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) 
 	}
 	if _, isScripted := d.guide.Planner.(guide.Scripted); !isScripted {
 		if p.Screenshot, err = h.TakeoverScreenshot(ctx, tab); err != nil {
-			return guide.Step{}, err
+			return guide.Step{}, 0, err
 		}
 	}
 	step, st, err := d.guide.Next(ctx, tab, goal, p)
 	if err != nil {
-		return guide.Step{}, fmt.Errorf("show me: %w", err)
+		return guide.Step{}, 0, fmt.Errorf("show me: %w", err)
 	}
 	d.log.Info("guide step", "tab", tab, "done", step.Done, "history", len(st.TaskHistory)) // not the task: it may quote a code
-	return step, nil
+	return step, len(st.TaskHistory) + 1, nil
 }
 
 // awaitPerson turns a sign-in that needs a person into a wait for one: the
@@ -175,7 +294,10 @@ func (r *run) awaitPerson(ctx context.Context, loginErr error) error {
 		return loginErr
 	}
 	r.log.Warn("the sign-in needs a person: waiting for the household to take over in the panel", "err", loginErr)
-	r.cfg.Desk.offer(bh.h)
+	pushed := r.cfg.Desk.offer(ctx, bh.h, func(e TakeoverEntry) {
+		_ = r.journal.Update(func(rec *JournalRecord) { rec.TakeOver = append(rec.TakeOver, e) })
+	})
+	defer pushed()
 	// The guide's model calls for this tab count in the run's usage.
 	defer func() { r.addUsage(r.cfg.Desk.guide.TakeUsage()) }()
 	defer r.cfg.Desk.withdraw(bh.h)

@@ -805,6 +805,20 @@ async function loadRuns() {
   }
 }
 
+// takeoverLine says one take-over input or guide step of a past run (typed
+// text only ever as its length: the journal has nothing else).
+function takeoverLine(e) {
+  const what = {
+    offered: () => t(e.reason === 'sign_in_challenge' ? 'takeover_offered_sign_in' : 'takeover_offered'),
+    click: () => t('takeover_click', { x: e.x, y: e.y }),
+    type: () => tn('takeover_type', e.chars || 0),
+    key: () => t('takeover_key', { key: e.key }),
+    guide: () => (e.done ? t('takeover_guide_done', { n: e.step }) : t('takeover_guide', { n: e.step })),
+    done: () => t(e.signed_in ? 'takeover_done_signed_in' : 'takeover_done'),
+  }[e.kind];
+  return [fmtTime(e.at), what ? what() : e.kind, e.by, e.refused ? t('needs_refused', { reason: e.refused }) : '', e.error].filter(Boolean).join(' · ');
+}
+
 async function loadRun(id) {
   let d;
   try {
@@ -825,6 +839,10 @@ async function loadRun(id) {
   body.push(el('ul', {}, ...(changes.length ? changes.map((c) => el('li', { textContent: c })) : [el('li', { className: 'detail', textContent: t('no_change') })])));
   if (d.warnings.length) body.push(el('ul', { className: 'warnings' }, ...sayAll(d.warnings, d.warning_texts).map((w) => el('li', { textContent: w }))));
   if (d.cart_url) body.push(el('p', {}, el('a', { href: d.cart_url, target: '_blank', rel: 'noopener noreferrer' }, icon('open'), t('open_cart'))));
+  if ((d.take_over || []).length) {
+    body.push(el('h3', { textContent: t('takeover_history') }));
+    body.push(el('ul', { className: 'list takeover-log' }, ...d.take_over.map((e) => el('li', { className: 'detail', textContent: takeoverLine(e) }))));
+  }
   if (d.pack) body.push(renderPack(d.pack, snapshot && snapshot.actions, () => loadRun(id), { items: d.items_detail.map((it) => it.result).filter(Boolean) }));
   body.push(el('h3', { textContent: t('items_title') }));
   const items = el('ul', { className: 'list run-items' });
@@ -1132,11 +1150,30 @@ async function needsPoll() {
     needsShot();
   } catch (e) { /* the next poll tries again */ }
 }
+// needsBusy marks the card busy while an input or a guide step is on its
+// way (aria-busy: screen readers wait, and so can a test).
+function needsBusy(on) { $('needs').setAttribute('aria-busy', on ? 'true' : 'false'); }
 async function needsInput(kind, body) {
-  const ok = await act(`api/takeover/${encodeURIComponent(needs.tab)}/${kind}`, body ? JSON.stringify(body) : undefined);
+  needsBusy(true);
+  try { return await needsSend(kind, body); } finally { needsBusy(false); }
+}
+async function needsSend(kind, body) {
+  showNotice('');
+  $('needs-refused').hidden = true;
+  const headers = { 'X-Gemini-Supply': '1' };
+  if (body) headers['Content-Type'] = 'application/json';
+  const r = await fetch(`${BASE}api/takeover/${encodeURIComponent(needs.tab)}/${kind}`, { method: 'POST', headers, body: body ? JSON.stringify(body) : undefined });
+  if (r.status === 403 && (r.headers.get('Content-Type') || '').startsWith('application/json')) {
+    // The store policy refused what the input asked for: say so on the card.
+    const e = await r.json();
+    $('needs-refused').textContent = t('needs_refused', { reason: e.refused || '' });
+    $('needs-refused').hidden = false;
+  } else if (!r.ok) {
+    showNotice((await r.text()) || t('error_status', { status: r.status }));
+  }
   $('needs-box').hidden = true;
   needsShot();
-  return ok;
+  return r.ok;
 }
 function needsWire() {
   $('needs-screen').addEventListener('click', (e) => {
@@ -1150,24 +1187,32 @@ function needsWire() {
     $('needs-text').value = '';
     if (text) await needsInput('type', { text });
   });
+  for (const b of document.querySelectorAll('#needs-keys button[data-key]')) {
+    b.addEventListener('click', () => needsInput('key', { key: b.dataset.key }));
+  }
   $('needs-done').addEventListener('click', async () => {
     if (await needsInput('done')) needsPoll();
   });
   $('needs-show').addEventListener('click', async () => {
-    const r = await fetch(BASE + 'api/guide', { method: 'POST', headers: { 'X-Gemini-Supply': '1', 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tab: needs.tab, goal: $('needs-goal').value }) });
-    if (!r.ok) { showNotice((await r.text()) || t('error_status', { status: r.status })); return; }
-    const step = await r.json();
-    $('needs-step').textContent = step.done ? t('needs_guide_done', { task: step.task }) : step.task;
-    const box = $('needs-box');
-    box.hidden = !!step.done;
-    if (!step.done) {
-      const [x0, y0, x1, y1] = step.box;
-      Object.assign(box.style, { left: `${x0 / 10}%`, top: `${y0 / 10}%`, width: `${(x1 - x0) / 10}%`, height: `${(y1 - y0) / 10}%` });
-    }
+    needsBusy(true);
+    try { await needsShow(); } finally { needsBusy(false); }
   });
   setInterval(needsPoll, 3000);
   needsPoll();
+}
+// needsShow is one step of "Show me": the guide's sentence and its box.
+async function needsShow() {
+  const r = await fetch(BASE + 'api/guide', { method: 'POST', headers: { 'X-Gemini-Supply': '1', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tab: needs.tab, goal: $('needs-goal').value }) });
+  if (!r.ok) { showNotice((await r.text()) || t('error_status', { status: r.status })); return; }
+  const step = await r.json();
+  $('needs-step').textContent = step.done ? t('needs_guide_done', { task: step.task }) : step.task;
+  const box = $('needs-box');
+  box.hidden = !!step.done;
+  if (!step.done) {
+    const [x0, y0, x1, y1] = step.box;
+    Object.assign(box.style, { left: `${x0 / 10}%`, top: `${y0 / 10}%`, width: `${(x1 - x0) / 10}%`, height: `${(y1 - y0) / 10}%` });
+  }
 }
 boot();
 needsWire();
