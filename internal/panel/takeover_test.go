@@ -21,7 +21,8 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
-// fakeTakeover holds one tab, "sign-in", and records the inputs it gets.
+// fakeTakeover holds two tabs, "sign-in" and an item's "item-1", and
+// records the inputs it gets.
 type fakeTakeover struct {
 	shot   []byte
 	mu     sync.Mutex
@@ -29,7 +30,7 @@ type fakeTakeover struct {
 }
 
 func (f *fakeTakeover) tab(tab string) error {
-	if tab != "sign-in" {
+	if tab != "sign-in" && tab != "item-1" {
 		return fmt.Errorf("%w: %s", ErrNotHeld, tab)
 	}
 	return nil
@@ -62,9 +63,17 @@ func (f *fakeTakeover) Key(_ context.Context, tab, key string) error {
 	f.note(tab, "key "+key)
 	return f.tab(tab)
 }
-func (f *fakeTakeover) Done(_ context.Context, tab string) (bool, error) {
+func (f *fakeTakeover) Done(_ context.Context, tab, decision string) (HandedBack, error) {
+	if tab == "item-1" {
+		f.note(tab, "done item-1 "+decision)
+		return HandedBack{Item: "bananas", Outcome: "skipped"}, nil
+	}
 	f.note(tab, "done")
-	return true, f.tab(tab)
+	return HandedBack{SignedIn: true}, f.tab(tab)
+}
+func (f *fakeTakeover) Request(_ context.Context, tab string) error {
+	f.note(tab, "request "+tab)
+	return f.tab(tab)
 }
 func (f *fakeTakeover) Guide(_ context.Context, tab, goal string) (GuideStep, error) {
 	return GuideStep{Task: "Tick “I'm not a robot”.", Description: "The person wants to " + goal + ".", Box: [4]int{1, 2, 3, 4}}, f.tab(tab)
@@ -115,12 +124,17 @@ func TestTakeoverAPI(t *testing.T) {
 		{"guide without a goal", "/api/guide", `{"tab":"sign-in"}`, ok, http.StatusBadRequest},
 		{"guide", "/api/guide", `{"tab":"sign-in","goal":"sign in"}`, ok, http.StatusOK},
 		{"done", "/api/takeover/sign-in/done", ``, ok, http.StatusOK},
+		{"request an unknown item's tab", "/api/takeover/item-9/request", ``, ok, http.StatusNotFound},
+		{"request without the header", "/api/takeover/item-1/request", ``, nil, http.StatusForbidden},
+		{"request", "/api/takeover/item-1/request", ``, ok, http.StatusOK},
+		{"a decision that is not JSON", "/api/takeover/item-1/done", `skip`, ok, http.StatusBadRequest},
+		{"done with a decision", "/api/takeover/item-1/done", `{"outcome":"skip"}`, ok, http.StatusOK},
 	} {
 		if w := send(tc.path, tc.body, tc.hdr); w.Code != tc.want {
 			t.Errorf("%s: %d %s, want %d", tc.name, w.Code, w.Body, tc.want)
 		}
 	}
-	if got := strings.Join(f.inputs, "|"); got != "click 500,999|type hunter2-secret|key Enter|done" {
+	if got := strings.Join(f.inputs, "|"); got != "click 500,999|type hunter2-secret|key Enter|done|request item-1|done item-1 skip" {
 		t.Errorf("inputs = %s", got)
 	}
 	if strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), "chars=14") {

@@ -23,6 +23,12 @@ type Desk struct {
 
 	mu   sync.Mutex
 	host *browser.Host // the run whose tab waits; nil when none
+	// items are the item tabs offered to a person (itemtakeover.go), by
+	// tab name; running are the running items a person may ask to take
+	// over, by tab name: the function stops the item's agent.
+	items        map[string]*itemHold
+	runningItems map[string]func()
+	changed      chan struct{} // closed when items or runningItems change
 	// OnNeedsPerson is told when a tab starts waiting (the phone push).
 	onNeeds func(runstatus.NeedsPerson)
 }
@@ -74,20 +80,21 @@ func (d *Desk) current() (*browser.Host, error) {
 	return d.host, nil
 }
 
-// NeedsPersons lists the tabs waiting for a person.
+// NeedsPersons lists the tabs waiting for a person: the sign-in, then the
+// items' tabs by name.
 func (d *Desk) NeedsPersons() []runstatus.NeedsPerson {
-	h, err := d.current()
-	if err != nil {
-		return []runstatus.NeedsPerson{}
+	out := []runstatus.NeedsPerson{}
+	if h, err := d.current(); err == nil {
+		out = append(out, h.NeedsPersons()...)
 	}
-	if l := h.NeedsPersons(); l != nil {
-		return l
-	}
-	return []runstatus.NeedsPerson{}
+	return append(out, d.itemNeeds()...)
 }
 
-// Screenshot is the tab's live screen (JPEG).
+// Screenshot is the tab's live screen (JPEG, or PNG for an item's tab).
 func (d *Desk) Screenshot(ctx context.Context, tab string) ([]byte, error) {
+	if ih := d.item(tab); ih != nil {
+		return ih.screenshot(ctx)
+	}
 	h, err := d.current()
 	if err != nil {
 		return nil, err
@@ -97,48 +104,81 @@ func (d *Desk) Screenshot(ctx context.Context, tab string) ([]byte, error) {
 
 // Click clicks the tab at x, y (0–999).
 func (d *Desk) Click(ctx context.Context, tab string, x, y int) error {
+	d.log.Info("take-over input", "tab", tab, "kind", "click", "x", x, "y", y)
+	if ih := d.item(tab); ih != nil {
+		return ih.click(ctx, x, y)
+	}
 	h, err := d.current()
 	if err != nil {
 		return err
 	}
-	d.log.Info("take-over input", "tab", tab, "kind", "click", "x", x, "y", y)
 	return h.TakeoverClick(ctx, tab, x, y)
 }
 
 // Type types text in the tab; only its length is logged.
 func (d *Desk) Type(ctx context.Context, tab, text string) error {
+	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", len([]rune(text)))
+	if ih := d.item(tab); ih != nil {
+		return ih.typeText(ctx, text)
+	}
 	h, err := d.current()
 	if err != nil {
 		return err
 	}
-	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", len([]rune(text)))
 	return h.TakeoverType(ctx, tab, text)
 }
 
 // Key presses one key in the tab.
 func (d *Desk) Key(ctx context.Context, tab, key string) error {
+	d.log.Info("take-over input", "tab", tab, "kind", "key", "key", key)
+	if ih := d.item(tab); ih != nil {
+		return ih.key(ctx, key)
+	}
 	h, err := d.current()
 	if err != nil {
 		return err
 	}
-	d.log.Info("take-over input", "tab", tab, "kind", "key", "key", key)
 	return h.TakeoverKey(ctx, tab, key)
 }
 
-// Done hands the tab back (the sign-in continues the run).
-func (d *Desk) Done(ctx context.Context, tab string) (bool, error) {
+// HandedBack is what Done says: for the sign-in, whether the store shows
+// the shopper signed in; for an item's tab, the item's outcome and, when
+// the household added it, the product.
+type HandedBack struct {
+	SignedIn bool   `json:"signed_in"`
+	Item     string `json:"item,omitempty"`
+	Outcome  string `json:"outcome,omitempty"`
+	Product  string `json:"product,omitempty"`
+}
+
+// Done hands the tab back: the sign-in continues the run; an item's tab
+// ends the item with what the household added (decision ""), or as the
+// household decided (DecisionNotFound, DecisionSkip). A decision is only
+// for an item's tab.
+func (d *Desk) Done(ctx context.Context, tab, decision string) (HandedBack, error) {
+	d.guide.Forget(tab)
+	if ih := d.item(tab); ih != nil {
+		hb, err := ih.handBack(ctx, decision)
+		d.log.Info("take-over input", "tab", tab, "kind", "done", "decision", decision, "outcome", hb.Outcome)
+		return hb, err
+	}
+	if decision != "" {
+		return HandedBack{}, &browser.InputError{Input: decision, Reason: "a decision is for an item's tab"}
+	}
 	h, err := d.current()
 	if err != nil {
-		return false, err
+		return HandedBack{}, err
 	}
-	d.guide.Forget(tab)
 	ok, err := h.TakeoverDone(ctx, tab)
 	d.log.Info("take-over input", "tab", tab, "kind", "done", "signed_in", ok)
-	return ok, err
+	return HandedBack{SignedIn: ok}, err
 }
 
 // Guide runs one turn of "Show me" for goal on the tab.
 func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) {
+	if d.item(tab) != nil {
+		return guide.Step{}, errItemGuide
+	}
 	h, err := d.current()
 	if err != nil {
 		return guide.Step{}, err
