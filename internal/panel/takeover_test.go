@@ -25,6 +25,8 @@ import (
 // records the inputs it gets.
 type fakeTakeover struct {
 	shot   []byte
+	needs  []runstatus.NeedsPerson // nil: the sign-in
+	noted  chan string             // each input as it comes, when set
 	mu     sync.Mutex
 	inputs []string
 }
@@ -40,9 +42,15 @@ func (f *fakeTakeover) note(tab, s string) {
 		f.mu.Lock()
 		f.inputs = append(f.inputs, s)
 		f.mu.Unlock()
+		if f.noted != nil {
+			f.noted <- s
+		}
 	}
 }
 func (f *fakeTakeover) NeedsPersons() []runstatus.NeedsPerson {
+	if f.needs != nil {
+		return f.needs
+	}
 	return []runstatus.NeedsPerson{{Tab: "sign-in", Reason: "sign_in_challenge"}}
 }
 func (f *fakeTakeover) Screenshot(_ context.Context, tab string) ([]byte, error) {

@@ -1093,8 +1093,7 @@ async function needsPoll() {
     }
     if (tab) {
       // Every poll: the texts may have come after the first one.
-      const why = `needs_reason_${np.reason}`;
-      $('needs-reason').textContent = why in TEXTS ? t(why, { item: np.item }) : t('needs_title');
+      $('needs-reason').textContent = `needs_reason_${np.reason}` in TEXTS ? t(`needs_reason_${np.reason}`, { item: np.item }) : t('needs_title');
       // An item's tab (its agent gave up, or was asked for) is handed back
       // with what was added, or as not found / skipped.
       $('needs-decide').hidden = !np.item;

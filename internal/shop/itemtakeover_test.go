@@ -1,0 +1,98 @@
+package shop
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/guide"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// An unattended run with a panel attached ends as it would without one:
+// the tabs of the items whose agents gave up (not found, out of turns) are
+// offered, nobody takes them in takeover_wait, and the items keep their
+// outcomes; an added item's tab is never offered; every tab is closed.
+func TestItemTakeoverNobodyComes(t *testing.T) {
+	p := newFakeProvider("milk", "caviar", "butter")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{
+		"milk":   added("Natrel 2% Milk 2 L", "$5.49"),
+		"caviar": notFound("No caviar in this store."),
+		"butter": fails(agent.ReasonMaxTurns, nil),
+	})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Desk = NewDesk(nil, guide.Scripted{}, nil)
+	offered := make(chan runstatus.NeedsPerson, 8)
+	cfg.Desk.OnNeedsPerson(func(np runstatus.NeedsPerson) { offered <- np })
+	cfg.TakeoverWait = 1 // nobody comes: the shortest wait
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(offered)
+	var got []string
+	for np := range offered {
+		got = append(got, np.Item+" "+np.Reason)
+	}
+	sort.Strings(got)
+	if want := []string{"butter item_gave_up", "caviar item_gave_up"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("offered %v, want %v", got, want)
+	}
+	if want := map[string]string{"id1": "added", "id2": "not_found", "id3": "failed"}; fmt.Sprint(p.outcomes()) != fmt.Sprint(want) {
+		t.Errorf("list %v, want %v", p.outcomes(), want)
+	}
+	if want := map[string]report.Outcome{"milk": "added", "caviar": "not_found", "butter": "failed"}; fmt.Sprint(outcomeByName(res.Summary)) != fmt.Sprint(want) {
+		t.Errorf("summary %v, want %v", outcomeByName(res.Summary), want)
+	}
+	if h.open != 0 || len(cfg.Desk.NeedsPersons()) != 0 {
+		t.Errorf("after the run: %d tabs open, needs %v", h.open, cfg.Desk.NeedsPersons())
+	}
+}
+
+// The household finishes a not-found item in its tab: what the tab added
+// after the offer (its cart ledger) is the item's product, the list item
+// is completed, the summary says the household added it, and the
+// cart's check of the result finds nothing to warn about.
+func TestItemTakeoverHouseholdAdds(t *testing.T) {
+	p := newFakeProvider("caviar")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"caviar": notFound("No caviar in this store.")})
+	cfg := baseConfig(t, p, h, a)
+	d := NewDesk(nil, guide.Scripted{}, nil)
+	cfg.Desk, cfg.TakeoverWait = d, DefaultTakeoverWait
+	answered := make(chan HandedBack, 1)
+	d.OnNeedsPerson(func(np runstatus.NeedsPerson) {
+		go func() { // the household, in the panel
+			ih := d.item(np.Tab)
+			ih.tab.(*fakeTab).addToCart("caviar-beluga-50g", 2)
+			hb, err := d.Done(context.Background(), np.Tab, "")
+			if err != nil {
+				t.Errorf("Done: %v", err)
+			}
+			answered <- hb
+		}()
+	})
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb := <-answered; hb.Outcome != string(report.OutcomeAdded) || hb.Item != "caviar" || hb.Product != "caviar-beluga-50g" {
+		t.Errorf("Done said %+v", hb)
+	}
+	it := res.Summary.Items[0]
+	if it.Outcome != report.OutcomeAdded || it.ProductName != "caviar-beluga-50g" || it.Quantity != 2 || it.ChosenBy != report.ChosenByHousehold ||
+		!strings.Contains(it.Explanation, "household") || len(it.Warnings) != 0 {
+		t.Errorf("caviar = %+v", it)
+	}
+	if p.outcomes()["id1"] != "addednot_found" || p.completed["id1"].Quantity != 2 {
+		t.Errorf("list %v %+v, want completed (after the agent's #404)", p.outcomes(), p.completed)
+	}
+	if h.open != 0 {
+		t.Errorf("%d tabs open", h.open)
+	}
+}
