@@ -77,12 +77,12 @@ type itemHold struct {
 	tab  Tab
 	mu   sync.Mutex    // one input at a time
 	back chan handBack // the first hand-back (buffered 1)
-	gone chan struct{} // closed when the item stops waiting
+	gone chan struct{} // closed when the item stops waiting (withdrawItem)
 }
 
 type handBack struct {
 	decision string
-	reply    chan HandedBack // buffered 1; closed without a value when the item did not read it
+	reply    chan HandedBack // buffered 1
 }
 
 // blockedTab is a tab that says which navigation the policy blocked during
@@ -157,11 +157,15 @@ func (ih *itemHold) handBack(ctx context.Context, decision string) (HandedBack, 
 		return HandedBack{}, fmt.Errorf("take over %q: already handed back: %w", ih.np.Tab, browser.ErrNotHeld)
 	}
 	select {
-	case out, ok := <-hb.reply:
-		if !ok {
-			return HandedBack{}, fmt.Errorf("take over %q: the item stopped waiting: %w", ih.np.Tab, browser.ErrNotHeld)
-		}
+	case out := <-hb.reply:
 		return out, nil
+	case <-ih.gone: // its wait ended (nobody in time, the run stopped) as the person pressed Done
+		select {
+		case out := <-hb.reply: // or it answered, then stopped waiting
+			return out, nil
+		default:
+		}
+		return HandedBack{}, fmt.Errorf("take over %q: the item stopped waiting: %w", ih.np.Tab, browser.ErrNotHeld)
 	case <-ctx.Done():
 		return HandedBack{}, fmt.Errorf("take over %q: waiting for the item's outcome: %w", ih.np.Tab, ctx.Err())
 	}
@@ -417,9 +421,6 @@ func (it *itemRun) afterTakeover(ctx context.Context, tab Tab, base int, before 
 		added, others, ok := it.householdAdded(ctx, tab, reqs, before)
 		if !ok {
 			r.log.Info("the household handed the item's tab back without adding to the cart; the item keeps its outcome", "item", it.p.item.Name, "outcome", def.Outcome)
-			if it.heldReason == ReasonItemRequested {
-				return it.resultFrom(ending{kind: endSkipped, explanation: explainTakeoverLeft})
-			}
 			return def
 		}
 		it.mu.Lock()

@@ -2,12 +2,14 @@ package shop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
 	"github.com/gemini-supply/gemini-supply/internal/guide"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -94,5 +96,37 @@ func TestItemTakeoverHouseholdAdds(t *testing.T) {
 	}
 	if h.open != 0 {
 		t.Errorf("%d tabs open", h.open)
+	}
+}
+
+// A hand-back the item can no longer take: an unknown decision is refused;
+// after the item stopped waiting (nobody in time, the run stopped) Done
+// says so instead of waiting; a second Done while the first is pending is
+// refused; an answered Done gets its answer even when the wait then ends.
+func TestItemHandBack(t *testing.T) {
+	ctx := context.Background()
+	newHold := func() *itemHold {
+		return &itemHold{np: runstatus.NeedsPerson{Tab: "item-1"}, back: make(chan handBack, 1), gone: make(chan struct{})}
+	}
+	ih := newHold()
+	var ie *browser.InputError
+	if _, err := ih.handBack(ctx, "maybe"); !errors.As(err, &ie) {
+		t.Errorf("an unknown decision: %v", err)
+	}
+	close(ih.gone)
+	if _, err := ih.handBack(ctx, ""); !errors.Is(err, browser.ErrNotHeld) {
+		t.Errorf("Done after the wait: %v", err)
+	}
+	if _, err := ih.handBack(ctx, DecisionSkip); !errors.Is(err, browser.ErrNotHeld) {
+		t.Errorf("a second Done: %v", err)
+	}
+	ih = newHold()
+	go func() {
+		hb := <-ih.back
+		hb.reply <- HandedBack{Outcome: "added"}
+		close(ih.gone)
+	}()
+	if hb, err := ih.handBack(ctx, ""); err != nil || hb.Outcome != "added" {
+		t.Errorf("an answered Done: %+v %v", hb, err)
 	}
 }
