@@ -374,6 +374,17 @@ func (it *itemRun) handOver(ctx context.Context, def report.ItemResult) report.I
 		np:  runstatus.NeedsPerson{Tab: ItemTab(it.p.item.ID), Reason: reason, Item: it.p.item.Name},
 		tab: tab, back: make(chan handBack, 1), gone: make(chan struct{}),
 	}
+	tk := TakeOver{Reason: reason, OfferedAt: r.now()}
+	it.journalTakeOver(tk)
+	defer func() {
+		now := r.now()
+		tk.EndedAt = &now
+		if rec, ok := tab.(CartRecorder); ok {
+			all := rec.CartRequests()
+			tk.Cart = all[min(base, len(all)):]
+		}
+		it.journalTakeOver(tk)
+	}()
 	d := r.cfg.Desk
 	d.offerItem(ih)
 	defer d.withdrawItem(ih)
@@ -390,11 +401,26 @@ func (it *itemRun) handOver(ctx context.Context, def report.ItemResult) report.I
 	case <-ctx.Done():
 		return def
 	}
+	tk.HandedBack, tk.Decision = true, hb.decision
 	ih.mu.Lock() // an input still on its way lands first
 	defer ih.mu.Unlock()
 	res := it.afterTakeover(ctx, tab, base, before, hb.decision, def)
 	hb.reply <- HandedBack{Item: it.p.item.Name, Outcome: string(res.Outcome), Product: res.ProductName}
 	return res
+}
+
+// journalTakeOver records the take-over in the item's journal entry.
+func (it *itemRun) journalTakeOver(tk TakeOver) {
+	if it.r.journal == nil {
+		return
+	}
+	id := it.p.item.ID
+	it.r.journal.Update(func(rec *JournalRecord) {
+		if ji := rec.item(id); ji != nil {
+			c := tk
+			ji.TakeOver = &c
+		}
+	})
 }
 
 // afterTakeover ends the item as the household left it: the decision, or

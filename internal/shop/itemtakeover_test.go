@@ -54,6 +54,23 @@ func TestItemTakeoverNobodyComes(t *testing.T) {
 	if h.open != 0 || len(cfg.Desk.NeedsPersons()) != 0 {
 		t.Errorf("after the run: %d tabs open, needs %v", h.open, cfg.Desk.NeedsPersons())
 	}
+	rec, err := ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ji := range rec.Items {
+		tk := ji.TakeOver
+		switch ji.Name {
+		case "milk":
+			if tk != nil {
+				t.Errorf("milk's journal has a take-over: %+v", tk)
+			}
+		default:
+			if tk == nil || tk.HandedBack || tk.EndedAt == nil {
+				t.Errorf("%s's journal take-over = %+v, want offered and not handed back", ji.Name, tk)
+			}
+		}
+	}
 }
 
 // The household finishes a not-found item in its tab: what the tab added
@@ -96,6 +113,15 @@ func TestItemTakeoverHouseholdAdds(t *testing.T) {
 	}
 	if h.open != 0 {
 		t.Errorf("%d tabs open", h.open)
+	}
+	// The journal says the tab was handed back and what it added.
+	rec, err := ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := rec.Items[0].TakeOver
+	if tk == nil || !tk.HandedBack || tk.Reason != ReasonItemGaveUp || tk.EndedAt == nil || len(tk.Cart) != 1 || tk.Cart[0].ProductID != "caviar-beluga-50g" {
+		t.Errorf("journal's take-over = %+v", tk)
 	}
 }
 
