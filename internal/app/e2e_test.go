@@ -129,7 +129,8 @@ func (e *e2e) shop(ctx context.Context) (shop.Result, error) {
 }
 
 // list reads the YAML list back: name → "completed" | tags.
-func (e *e2e) list() map[string]string {
+// listItems reads the YAML list's items back.
+func (e *e2e) listItems() []shoppinglist.Item {
 	e.t.Helper()
 	f, err := shoppinglist.OpenYAML(e.listPath, shoppinglist.ReadOnly())
 	if err != nil {
@@ -139,8 +140,13 @@ func (e *e2e) list() map[string]string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return items
+}
+
+func (e *e2e) list() map[string]string {
+	e.t.Helper()
 	out := map[string]string{}
-	for _, it := range items {
+	for _, it := range e.listItems() {
 		switch {
 		case it.Status == shoppinglist.StatusCompleted:
 			out[it.Name] = "completed"

@@ -95,9 +95,12 @@ func (a deskPanel) Type(ctx context.Context, tab, text string) error {
 func (a deskPanel) Key(ctx context.Context, tab, key string) error {
 	return held(a.d.Key(ctx, tab, key))
 }
-func (a deskPanel) Done(ctx context.Context, tab string) (bool, error) {
-	ok, err := a.d.Done(ctx, tab)
-	return ok, held(err)
+func (a deskPanel) Done(ctx context.Context, tab, decision string) (panel.HandedBack, error) {
+	hb, err := a.d.Done(ctx, tab, decision)
+	return panel.HandedBack{SignedIn: hb.SignedIn, Item: hb.Item, Outcome: hb.Outcome, Product: hb.Product}, held(err)
+}
+func (a deskPanel) Request(ctx context.Context, tab string) error {
+	return held(a.d.Request(ctx, tab))
 }
 func (a deskPanel) Guide(ctx context.Context, tab, goal string) (panel.GuideStep, error) {
 	s, err := a.d.Guide(ctx, tab, goal)

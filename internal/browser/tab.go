@@ -606,3 +606,16 @@ func (t *Tab) TakeNotices() []string {
 	t.st.notices = nil
 	return n
 }
+
+// LastBlocked is the top-level navigation the policy blocked during the
+// tab's last action, as a *BlockedError (nil: none): a person's input in a
+// taken-over tab is told why the page did not open.
+func (t *Tab) LastBlocked() error {
+	t.st.mu.Lock()
+	defer t.st.mu.Unlock()
+	if t.st.lastBlock == nil {
+		return nil
+	}
+	b := *t.st.lastBlock
+	return &b
+}

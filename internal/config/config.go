@@ -84,6 +84,10 @@ type Config struct {
 	TelegramResponseTimeout time.Duration `yaml:"telegram_response_timeout" env:"TELEGRAM_RESPONSE_TIMEOUT"`
 	TelegramAPIEndpoint     string        `yaml:"telegram_api_endpoint" env:"TELEGRAM_API_ENDPOINT"` // tgbotapi format, "%s" token then method
 
+	// TakeoverWait is how long an item's tab waits for a person in the
+	// panel when its agent gives up (take over; 0: it is closed at once).
+	TakeoverWait time.Duration `yaml:"takeover_wait" env:"TAKEOVER_WAIT"`
+
 	// Home Assistant
 	HomeAssistantURL   string `yaml:"home_assistant_url" env:"HOME_ASSISTANT_URL"`
 	HomeAssistantToken Secret `yaml:"home_assistant_token" env:"HOME_ASSISTANT_TOKEN"`
@@ -134,6 +138,7 @@ const (
 	DefaultTodoEntity      = "todo.shopping_list"
 	DefaultDiscoveryPrefix = "homeassistant"
 	DefaultTelegramTimeout = 10 * time.Minute
+	DefaultTakeoverWait    = 5 * time.Minute
 	DefaultSupervisorURL   = "http://supervisor"
 	DefaultLogLevel        = "info"
 	DefaultLanguage        = "auto"

@@ -90,6 +90,7 @@ func TestDefaults(t *testing.T) {
 		MaxTurns:                 40,
 		TraceKeepRuns:            20,
 		TelegramResponseTimeout:  10 * time.Minute,
+		TakeoverWait:             5 * time.Minute,
 		TodoEntity:               "todo.shopping_list",
 		SupervisorURL:            "http://supervisor",
 		MQTTDiscoveryPrefix:      "homeassistant",

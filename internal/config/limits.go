@@ -28,6 +28,9 @@ const (
 	MaxTimeBudget   = 24 * time.Hour
 	MinTelegramWait = 10 * time.Second
 	MaxTelegramWait = 24 * time.Hour
+	// MaxTakeoverWait bounds how long an item's tab waits for a person
+	// (the run's end waits for it).
+	MaxTakeoverWait = time.Hour
 	// MaxPricePerMTok bounds the prices of the cost estimate: a thousand
 	// dollars per million tokens is far above any Gemini price, so a larger
 	// value is a typo (or a unit mix-up), not a price.
@@ -57,6 +60,7 @@ var limits = []Limit{
 	{"time_budget", float64(MinTimeBudget), float64(MaxTimeBudget)},
 	{"max_turns", 1, MaxMaxTurns},
 	{"telegram_response_timeout", float64(MinTelegramWait), float64(MaxTelegramWait)},
+	{"takeover_wait", 0, float64(MaxTakeoverWait)},
 	{"model_rpm", 0, MaxModelRPM},
 	{"model_concurrency", 0, MaxModelConcurrency},
 	{"replay_max_price_change", 0, MaxReplayPriceChange},

@@ -268,6 +268,7 @@ func defaults(home string, addon bool, getenv func(string) string) Config {
 		MaxTurns:                 DefaultMaxTurns,
 		TraceKeepRuns:            DefaultTraceKeepRuns,
 		TelegramResponseTimeout:  DefaultTelegramTimeout,
+		TakeoverWait:             DefaultTakeoverWait,
 		TodoEntity:               DefaultTodoEntity,
 		SupervisorURL:            DefaultSupervisorURL,
 		MQTTDiscoveryPrefix:      DefaultDiscoveryPrefix,

@@ -178,6 +178,10 @@ func AccountButton() (x, y int) { return layAcct.centre() }
 // (#login-panel-sign-in), which leads to the identity host.
 func LoginPanelSignIn() (x, y int) { return layLoginSignIn.centre() }
 
+// CheckoutLink returns the centre of the cart page's "Proceed to checkout"
+// link (#checkout-link), which the run's policy never lets open.
+func CheckoutLink() (x, y int) { return layCheckout.centre() }
+
 // ProductAddButton returns the centre of the "Add to cart" button of a
 // product page (#product-add).
 func ProductAddButton() (x, y int) { return layProdAdd.centre() }

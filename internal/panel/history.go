@@ -103,6 +103,8 @@ type TakeoverStep struct {
 	Box      *[4]int   `json:"box,omitempty"`
 	Done     bool      `json:"done,omitempty"`
 	SignedIn *bool     `json:"signed_in,omitempty"`
+	Decision string    `json:"decision,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
 	Refused  string    `json:"refused,omitempty"`
 	Error    string    `json:"error,omitempty"`
 }

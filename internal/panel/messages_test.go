@@ -57,6 +57,8 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 		"confidence_": {string(reviewpack.Replayed), string(reviewpack.AgentOneMatch), string(reviewpack.AgentChose), string(reviewpack.Agent), string(reviewpack.Substitute), string(reviewpack.Household)},
 		"warn_":       warnKinds(),
 		"policy_":     {"no_substitute", "always_ask", "any_brand"},
+		// needs_person's reasons (browser.ReasonSignInChallenge, shop.ReasonItem…).
+		"needs_reason_": {"sign_in_challenge", "item_gave_up", "item_requested"},
 	}
 	for prefix, values := range families {
 		if !strings.Contains(js, "t(`"+prefix+"${") {

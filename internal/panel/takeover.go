@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -18,8 +19,23 @@ type Takeover interface {
 	Click(ctx context.Context, tab string, x, y int) error
 	Type(ctx context.Context, tab, text string) error
 	Key(ctx context.Context, tab, key string) error
-	Done(ctx context.Context, tab string) (signedIn bool, err error)
+	// Done hands the tab back: the sign-in's, or an item's with the
+	// household's decision ("" what it added, "not_found", "skip").
+	Done(ctx context.Context, tab, decision string) (HandedBack, error)
+	// Request asks for a running item's tab: its agent stops and the tab
+	// is offered (returns once it is).
+	Request(ctx context.Context, tab string) error
 	Guide(ctx context.Context, tab, goal string) (GuideStep, error)
+}
+
+// HandedBack is /done's answer: for the sign-in, whether the store shows
+// the shopper signed in; for an item's tab, the item's outcome and the
+// product the household added.
+type HandedBack struct {
+	SignedIn bool   `json:"signed_in"`
+	Item     string `json:"item,omitempty"`
+	Outcome  string `json:"outcome,omitempty"`
+	Product  string `json:"product,omitempty"`
 }
 
 // GuideStep is one step of "Show me": the task, the running description,
@@ -40,7 +56,7 @@ const takeoverWait = 60 * time.Second
 
 func (p *Panel) routeTakeover() {
 	p.mux.HandleFunc("GET /api/takeover/{tab}/screen", p.serveTakeoverScreen)
-	for _, kind := range []string{"click", "type", "key", "done"} {
+	for _, kind := range []string{"click", "type", "key", "done", "request"} {
 		p.mux.HandleFunc("POST /api/takeover/{tab}/"+kind, p.guard(p.serveTakeoverInput(kind)))
 	}
 	p.mux.HandleFunc("POST /api/guide", p.guard(p.serveGuide))
@@ -92,7 +108,7 @@ func (p *Panel) serveTakeoverScreen(w http.ResponseWriter, r *http.Request) {
 		p.takeoverError(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "image/jpeg")
+	w.Header().Set("Content-Type", http.DetectContentType(b)) // JPEG (sign-in) or PNG (an item's tab)
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(b)
 }
@@ -107,16 +123,16 @@ func (p *Panel) serveTakeoverInput(kind string) http.HandlerFunc {
 			return
 		}
 		var body struct {
-			X    *int   `json:"x"`
-			Y    *int   `json:"y"`
-			Text string `json:"text"`
-			Key  string `json:"key"`
+			X       *int   `json:"x"`
+			Y       *int   `json:"y"`
+			Text    string `json:"text"`
+			Key     string `json:"key"`
+			Outcome string `json:"outcome"` // done on an item's tab: the household's decision
 		}
-		if kind != "done" {
-			if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&body); err != nil {
-				http.Error(w, "the input must be JSON", http.StatusBadRequest)
-				return
-			}
+		// done and request may come without a body.
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&body); err != nil && (kind != "done" && kind != "request" || !errors.Is(err, io.EOF)) {
+			http.Error(w, "the input must be JSON", http.StatusBadRequest)
+			return
 		}
 		tab := r.PathValue("tab")
 		ctx, cancel := context.WithTimeout(r.Context(), takeoverWait)
@@ -139,10 +155,16 @@ func (p *Panel) serveTakeoverInput(kind string) http.HandlerFunc {
 			p.log.Info("take-over input", "tab", tab, "kind", kind, "key", body.Key, "by", runstatus.ByFrom(r.Context()))
 			err = t.Key(ctx, tab, body.Key)
 		case "done":
+			p.log.Info("take-over input", "tab", tab, "kind", kind, "decision", body.Outcome, "by", runstatus.ByFrom(r.Context()))
+			var hb HandedBack
+			hb, err = t.Done(ctx, tab, body.Outcome)
+			out["signed_in"] = hb.SignedIn
+			if hb.Outcome != "" {
+				out["item"], out["outcome"], out["product"] = hb.Item, hb.Outcome, hb.Product
+			}
+		case "request":
 			p.log.Info("take-over input", "tab", tab, "kind", kind, "by", runstatus.ByFrom(r.Context()))
-			var ok bool
-			ok, err = t.Done(ctx, tab)
-			out["signed_in"] = ok
+			err = t.Request(ctx, tab)
 		}
 		if err != nil {
 			p.takeoverError(w, err)

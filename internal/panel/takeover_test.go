@@ -21,16 +21,19 @@ import (
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
 
-// fakeTakeover holds one tab, "sign-in", and records the inputs it gets.
+// fakeTakeover holds two tabs, "sign-in" and an item's "item-1", and
+// records the inputs it gets.
 type fakeTakeover struct {
 	shot   []byte
-	refuse *RefusedError // every click and key is refused so, when set
+	refuse *RefusedError           // every click and key is refused so, when set
+	needs  []runstatus.NeedsPerson // nil: the sign-in
+	noted  chan string             // each input as it comes, when set
 	mu     sync.Mutex
 	inputs []string
 }
 
 func (f *fakeTakeover) tab(tab string) error {
-	if tab != "sign-in" {
+	if tab != "sign-in" && tab != "item-1" {
 		return fmt.Errorf("%w: %s", ErrNotHeld, tab)
 	}
 	return nil
@@ -40,9 +43,15 @@ func (f *fakeTakeover) note(tab, s string) {
 		f.mu.Lock()
 		f.inputs = append(f.inputs, s)
 		f.mu.Unlock()
+		if f.noted != nil {
+			f.noted <- s
+		}
 	}
 }
 func (f *fakeTakeover) NeedsPersons() []runstatus.NeedsPerson {
+	if f.needs != nil {
+		return f.needs
+	}
 	return []runstatus.NeedsPerson{{Tab: "sign-in", Reason: "sign_in_challenge"}}
 }
 func (f *fakeTakeover) Screenshot(_ context.Context, tab string) ([]byte, error) {
@@ -69,9 +78,17 @@ func (f *fakeTakeover) Key(_ context.Context, tab, key string) error {
 	}
 	return f.tab(tab)
 }
-func (f *fakeTakeover) Done(_ context.Context, tab string) (bool, error) {
+func (f *fakeTakeover) Done(_ context.Context, tab, decision string) (HandedBack, error) {
+	if tab == "item-1" {
+		f.note(tab, "done item-1 "+decision)
+		return HandedBack{Item: "bananas", Outcome: "skipped"}, nil
+	}
 	f.note(tab, "done")
-	return true, f.tab(tab)
+	return HandedBack{SignedIn: true}, f.tab(tab)
+}
+func (f *fakeTakeover) Request(_ context.Context, tab string) error {
+	f.note(tab, "request "+tab)
+	return f.tab(tab)
 }
 func (f *fakeTakeover) Guide(_ context.Context, tab, goal string) (GuideStep, error) {
 	return GuideStep{Task: "Tick “I'm not a robot”.", Description: "The person wants to " + goal + ".", Box: [4]int{1, 2, 3, 4}}, f.tab(tab)
@@ -122,12 +139,17 @@ func TestTakeoverAPI(t *testing.T) {
 		{"guide without a goal", "/api/guide", `{"tab":"sign-in"}`, ok, http.StatusBadRequest},
 		{"guide", "/api/guide", `{"tab":"sign-in","goal":"sign in"}`, ok, http.StatusOK},
 		{"done", "/api/takeover/sign-in/done", ``, ok, http.StatusOK},
+		{"request an unknown item's tab", "/api/takeover/item-9/request", ``, ok, http.StatusNotFound},
+		{"request without the header", "/api/takeover/item-1/request", ``, nil, http.StatusForbidden},
+		{"request", "/api/takeover/item-1/request", ``, ok, http.StatusOK},
+		{"a decision that is not JSON", "/api/takeover/item-1/done", `skip`, ok, http.StatusBadRequest},
+		{"done with a decision", "/api/takeover/item-1/done", `{"outcome":"skip"}`, ok, http.StatusOK},
 	} {
 		if w := send(tc.path, tc.body, tc.hdr); w.Code != tc.want {
 			t.Errorf("%s: %d %s, want %d", tc.name, w.Code, w.Body, tc.want)
 		}
 	}
-	if got := strings.Join(f.inputs, "|"); got != "click 500,999|type hunter2-secret|key Enter|done" {
+	if got := strings.Join(f.inputs, "|"); got != "click 500,999|type hunter2-secret|key Enter|done|request item-1|done item-1 skip" {
 		t.Errorf("inputs = %s", got)
 	}
 	if strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), "chars=14") {

@@ -119,8 +119,11 @@ type Config struct {
 	// LaunchHost starts the browser. Required.
 	LaunchHost func(ctx context.Context) (Host, error)
 	// Desk offers a sign-in that needs a person to the panel (take over);
-	// nil: such a sign-in fails the run.
-	Desk *Desk
+	// nil: such a sign-in fails the run. With a Desk, an item whose agent
+	// gives up offers its tab there too, for TakeoverWait (0: it does not;
+	// itemtakeover.go).
+	Desk         *Desk
+	TakeoverWait time.Duration
 	// Store is the store being shopped. Required (Name, HomeURL, SearchURL).
 	Store Store
 	// Agent is the template of every agent's configuration (client, model,

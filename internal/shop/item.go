@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
@@ -88,6 +89,16 @@ type itemRun struct {
 	// applies (Remembered.corrected; 0: none). Both set when it starts.
 	rejected  []WrongProduct
 	corrected int
+
+	// Take over (itemtakeover.go): the tab kept for a person after its
+	// attempt, and why; requested, a person asked for the running item's
+	// tab (its agent was stopped); takenOver, the household added the
+	// product in it.
+	held       Tab
+	heldReason string
+	requested  atomic.Bool
+	unregister func() // the running tab's registration on the Desk
+	takenOver  bool   // under mu
 }
 
 // attemptOut is what one attempt produced.
@@ -185,8 +196,15 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 		return
 	}
 	if p.toAgent != nil {
-		defer p.toAgent(ctx)()
+		release := sync.OnceFunc(p.toAgent(ctx))
+		p.release = release
+		defer release()
 	}
+	defer func() {
+		if it.unregister != nil {
+			it.unregister()
+		}
+	}()
 	defer func() {
 		if it.handTab != nil { // the item ended before an attempt took it
 			_ = it.handTab.Close()
@@ -201,6 +219,12 @@ func (r *run) shopItem(ctx context.Context, p *planned) {
 			return
 		}
 		out := it.attempt(ctx)
+		if it.held != nil {
+			// The agent gave up (or a person asked for its tab): the tab
+			// waits for the household, then the item ends as it decided.
+			it.finish(ctx, it.handOver(ctx, it.agentResult(out)))
+			return
+		}
 		if e := out.end; e != nil {
 			switch e.kind {
 			case endAdded, endNotFound:
@@ -286,6 +310,10 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 	it.setTab(tab)
 	defer func() {
 		a.Cart = it.keepTabCart(tab)
+		if reason := it.offerReason(ctx, out); reason != "" {
+			it.held, it.heldReason = tab, reason // shopItem offers it, then closes it
+			return
+		}
 		if err := tab.Close(); err != nil {
 			r.log.Debug("closing a tab failed", "item", it.p.item.Name, "err", err)
 		}
@@ -351,7 +379,7 @@ func (it *itemRun) attempt(ctx context.Context) attemptOut {
 	if cfg.Confirmer != nil {
 		cfg.Confirmer = itemConfirmer{inner: cfg.Confirmer, it: it}
 	}
-	res := r.runAgent(ctx, cfg, goal, tab, ts.tools())
+	res := r.runAgent(it.requestable(ctx), cfg, goal, tab, ts.tools())
 	out.res = res
 	out.end = att.ending()
 

@@ -15,6 +15,10 @@ type planned struct {
 	// gives up its replay slot and waits for an agent slot when the item
 	// goes to the agent; it returns the slot's release.
 	toAgent func(context.Context) func()
+	// release gives the item's agent slot back before the item ends
+	// (while its tab waits for a person: itemtakeover.go); idempotent;
+	// nil when the item holds no slot.
+	release func()
 }
 
 // plan is what a run will do with a list.

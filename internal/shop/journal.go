@@ -71,10 +71,26 @@ type JournalItem struct {
 	// Confirmations are the item's safety confirmations: the flagged
 	// action, whether it was allowed and who answered, in order.
 	Confirmations []Confirmation `json:"confirmations,omitempty"`
+	// TakeOver is the offer of the item's tab to the household when its
+	// agent gave up or a person asked for it (itemtakeover.go).
+	TakeOver *TakeOver `json:"take_over,omitempty"`
 	// ListUpdated is true once the list says what Result says (or the item
 	// needs no update, or was deleted). A done item without it is updated
 	// again by the next run (the run was killed between the two).
 	ListUpdated bool `json:"list_updated,omitempty"`
+}
+
+// TakeOver is an item's tab offered to the household: why, when, and how
+// it ended — handed back (with the household's decision, "" for what it
+// added) or not (nobody in time, the run stopped) — and the cart requests
+// the tab sent meanwhile (the household's).
+type TakeOver struct {
+	Reason     string                `json:"reason"`
+	OfferedAt  time.Time             `json:"offered_at"`
+	EndedAt    *time.Time            `json:"ended_at,omitempty"`
+	HandedBack bool                  `json:"handed_back"`
+	Decision   string                `json:"decision,omitempty"`
+	Cart       []browser.CartRequest `json:"cart,omitempty"`
 }
 
 // Confirmation is one answer to a safety confirmation of an item's agent.

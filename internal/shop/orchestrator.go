@@ -489,7 +489,9 @@ func (r *run) shopAll(ctx context.Context, pl plan, known map[string]bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
+			release := sync.OnceFunc(func() { <-sem })
+			p.release = release
+			defer release()
 			r.shopItem(ctx, p)
 			if first && warm != nil {
 				close(warm)

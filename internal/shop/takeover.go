@@ -24,6 +24,12 @@ type Desk struct {
 
 	mu   sync.Mutex
 	host *browser.Host // the run whose tab waits; nil when none
+	// items are the item tabs offered to a person (itemtakeover.go), by
+	// tab name; running are the running items a person may ask to take
+	// over, by tab name: the function stops the item's agent.
+	items        map[string]*itemHold
+	runningItems map[string]func()
+	changed      chan struct{} // closed when items or runningItems change
 	// note journals an input or guide step in that run (nil: none).
 	note func(TakeoverEntry)
 	// onNeeds is told when a tab starts waiting (the phone push).
@@ -59,9 +65,17 @@ func (d *Desk) offer(ctx context.Context, h *browser.Host, note func(TakeoverEnt
 	d.host, d.note = h, note
 	f := d.onNeeds
 	d.mu.Unlock()
+	return d.announce(ctx, f, note, h.NeedsPersons()...)
+}
+
+// announce logs and journals the tabs now waiting for a person and pushes
+// each to the phones (f) beside the wait, bounded by needsPushWait and
+// ctx; wait waits for the pushes.
+func (d *Desk) announce(ctx context.Context, f func(context.Context, runstatus.NeedsPerson) error,
+	note func(TakeoverEntry), nps ...runstatus.NeedsPerson) (wait func()) {
 	var wg sync.WaitGroup
-	for _, np := range h.NeedsPersons() {
-		d.log.Warn("a tab needs a person", "tab", np.Tab, "reason", np.Reason)
+	for _, np := range nps {
+		d.log.Warn("a tab needs a person", "tab", np.Tab, "reason", np.Reason, "item", np.Item)
 		if note != nil {
 			note(TakeoverEntry{At: time.Now(), Tab: np.Tab, Item: np.Item, Kind: TakeoverOffered, Reason: np.Reason})
 		}
@@ -117,8 +131,12 @@ type TakeoverEntry struct {
 	Step int     `json:"step,omitempty"`
 	Box  *[4]int `json:"box,omitempty"`
 	Done bool    `json:"done,omitempty"`
-	// SignedIn: the hand-back found the store signed in (Kind done).
-	SignedIn *bool `json:"signed_in,omitempty"`
+	// SignedIn: the hand-back found the store signed in (Kind done of
+	// the sign-in); Decision and Outcome: what the household decided for
+	// an item's tab ("" when it added the product) and the item's outcome.
+	SignedIn *bool  `json:"signed_in,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	Outcome  string `json:"outcome,omitempty"`
 	// Refused is the store policy's reason for refusing what the input
 	// asked for; Error any other failure.
 	Refused string `json:"refused,omitempty"`
@@ -162,20 +180,21 @@ func journalEntry(ctx context.Context, e TakeoverEntry, err error) TakeoverEntry
 	return e
 }
 
-// NeedsPersons lists the tabs waiting for a person.
+// NeedsPersons lists the tabs waiting for a person: the sign-in, then the
+// items' tabs by name.
 func (d *Desk) NeedsPersons() []runstatus.NeedsPerson {
-	h, err := d.current()
-	if err != nil {
-		return []runstatus.NeedsPerson{}
+	out := []runstatus.NeedsPerson{}
+	if h, err := d.current(); err == nil {
+		out = append(out, h.NeedsPersons()...)
 	}
-	if l := h.NeedsPersons(); l != nil {
-		return l
-	}
-	return []runstatus.NeedsPerson{}
+	return append(out, d.itemNeeds()...)
 }
 
-// Screenshot is the tab's live screen (JPEG).
+// Screenshot is the tab's live screen (JPEG, or PNG for an item's tab).
 func (d *Desk) Screenshot(ctx context.Context, tab string) ([]byte, error) {
+	if ih := d.item(tab); ih != nil {
+		return ih.screenshot(ctx)
+	}
 	h, err := d.current()
 	if err != nil {
 		return nil, err
@@ -185,56 +204,96 @@ func (d *Desk) Screenshot(ctx context.Context, tab string) ([]byte, error) {
 
 // Click clicks the tab at x, y (0–999).
 func (d *Desk) Click(ctx context.Context, tab string, x, y int) error {
+	d.log.Info("take-over input", "tab", tab, "kind", "click", "x", x, "y", y)
+	e := TakeoverEntry{Tab: tab, Kind: TakeoverClick, X: &x, Y: &y}
+	if ih := d.item(tab); ih != nil {
+		err := ih.click(ctx, x, y)
+		ih.journal(ctx, e, err)
+		return err
+	}
 	h, err := d.current()
 	if err != nil {
 		return err
 	}
 	journal := d.journal()
-	d.log.Info("take-over input", "tab", tab, "kind", "click", "x", x, "y", y)
 	err = h.TakeoverClick(ctx, tab, x, y)
-	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverClick, X: &x, Y: &y}, err)
+	journal(ctx, e, err)
 	return err
 }
 
 // Type types text in the tab; only its length is logged.
 func (d *Desk) Type(ctx context.Context, tab, text string) error {
+	n := len([]rune(text))
+	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", n)
+	e := TakeoverEntry{Tab: tab, Kind: TakeoverType, Chars: n}
+	if ih := d.item(tab); ih != nil {
+		err := ih.typeText(ctx, text)
+		ih.journal(ctx, e, err)
+		return err
+	}
 	h, err := d.current()
 	if err != nil {
 		return err
 	}
 	journal := d.journal()
-	n := len([]rune(text))
-	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", n)
 	err = h.TakeoverType(ctx, tab, text)
-	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverType, Chars: n}, err)
+	journal(ctx, e, err)
 	return err
 }
 
 // Key presses one key in the tab.
 func (d *Desk) Key(ctx context.Context, tab, key string) error {
+	d.log.Info("take-over input", "tab", tab, "kind", "key", "key", key)
+	e := TakeoverEntry{Tab: tab, Kind: TakeoverKey, Key: key}
+	if ih := d.item(tab); ih != nil {
+		err := ih.key(ctx, key)
+		ih.journal(ctx, e, err)
+		return err
+	}
 	h, err := d.current()
 	if err != nil {
 		return err
 	}
 	journal := d.journal()
-	d.log.Info("take-over input", "tab", tab, "kind", "key", "key", key)
 	err = h.TakeoverKey(ctx, tab, key)
-	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverKey, Key: key}, err)
+	journal(ctx, e, err)
 	return err
 }
 
-// Done hands the tab back (the sign-in continues the run).
-func (d *Desk) Done(ctx context.Context, tab string) (bool, error) {
+// HandedBack is what Done says: for the sign-in, whether the store shows
+// the shopper signed in; for an item's tab, the item's outcome and, when
+// the household added it, the product.
+type HandedBack struct {
+	SignedIn bool   `json:"signed_in"`
+	Item     string `json:"item,omitempty"`
+	Outcome  string `json:"outcome,omitempty"`
+	Product  string `json:"product,omitempty"`
+}
+
+// Done hands the tab back: the sign-in continues the run; an item's tab
+// ends the item with what the household added (decision ""), or as the
+// household decided (DecisionNotFound, DecisionSkip). A decision is only
+// for an item's tab.
+func (d *Desk) Done(ctx context.Context, tab, decision string) (HandedBack, error) {
+	d.guide.Forget(tab)
+	if ih := d.item(tab); ih != nil {
+		hb, err := ih.handBack(ctx, decision)
+		d.log.Info("take-over input", "tab", tab, "kind", "done", "decision", decision, "outcome", hb.Outcome)
+		ih.journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverDone, Decision: decision, Outcome: hb.Outcome}, err)
+		return hb, err
+	}
+	if decision != "" {
+		return HandedBack{}, &browser.InputError{Input: decision, Reason: "a decision is for an item's tab"}
+	}
 	h, err := d.current()
 	if err != nil {
-		return false, err
+		return HandedBack{}, err
 	}
 	journal := d.journal()
-	d.guide.Forget(tab)
 	ok, err := h.TakeoverDone(ctx, tab)
 	d.log.Info("take-over input", "tab", tab, "kind", "done", "signed_in", ok)
 	journal(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverDone, SignedIn: &ok}, err)
-	return ok, err
+	return HandedBack{SignedIn: ok}, err
 }
 
 // guideStepWait bounds one turn of "Show me" (reading the tab, a model
@@ -244,6 +303,9 @@ const guideStepWait = 90 * time.Second
 // Guide runs one turn of "Show me" for goal on the tab (bounded by
 // guideStepWait), journaled without its sentence.
 func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) {
+	if d.item(tab) != nil {
+		return guide.Step{}, errItemGuide
+	}
 	h, err := d.current()
 	if err != nil {
 		return guide.Step{}, err

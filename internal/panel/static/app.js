@@ -534,8 +534,14 @@ function renderTabs() {
   const figs = shown.map((f, i) => {
     const words = f.turn ? describeAll(f.calls) : t('opening_store');
     const img = el('img', { src: f.image, alt: t('tab_alt', { item: f.item }) });
+    // Take over: the agent stops and the tab waits in the Needs you card.
+    const take = el('button', { type: 'button', className: 'secondary take-over', textContent: t('take_over') });
+    take.addEventListener('click', async (e) => {
+      e.stopPropagation();
+      if (await act(`api/takeover/${encodeURIComponent('item-' + f.item_id)}/request`)) needsPoll();
+    });
     const fig = el('figure', { className: i === 0 ? 'main' : 'thumb', tabIndex: 0 }, img,
-      el('figcaption', {}, el('span', { className: 'name', textContent: f.item }), el('span', { className: 'detail', textContent: ` · ${words}` })));
+      el('figcaption', {}, el('span', { className: 'name', textContent: f.item }), el('span', { className: 'detail', textContent: ` · ${words}` }), take));
     fig.dataset.item = f.item;
     fig.dataset.turn = f.turn;
     fig.setAttribute('role', 'button');
@@ -1144,8 +1150,11 @@ async function needsPoll() {
     }
     if (tab) {
       // Every poll: the texts may have come after the first one.
-      $('needs-reason').textContent = np.reason === 'sign_in_challenge' ? t('needs_reason_sign_in_challenge') : t('needs_title');
-      if (!$('needs-goal').value && 'needs_goal_sign_in' in TEXTS) $('needs-goal').value = t('needs_goal_sign_in');
+      $('needs-reason').textContent = `needs_reason_${np.reason}` in TEXTS ? t(`needs_reason_${np.reason}`, { item: np.item }) : t('needs_title');
+      // An item's tab (its agent gave up, or was asked for) is handed back
+      // with what was added, or as not found / skipped.
+      $('needs-decide').hidden = !np.item;
+      if (!np.item && !$('needs-goal').value && 'needs_goal_sign_in' in TEXTS) $('needs-goal').value = t('needs_goal_sign_in');
     }
     needsShot();
   } catch (e) { /* the next poll tries again */ }
@@ -1193,6 +1202,11 @@ function needsWire() {
   $('needs-done').addEventListener('click', async () => {
     if (await needsInput('done')) needsPoll();
   });
+  for (const [id, outcome] of [['needs-not-found', 'not_found'], ['needs-skip', 'skip']]) {
+    $(id).addEventListener('click', async () => {
+      if (await needsInput('done', { outcome })) needsPoll();
+    });
+  }
   $('needs-show').addEventListener('click', async () => {
     needsBusy(true);
     try { await needsShow(); } finally { needsBusy(false); }

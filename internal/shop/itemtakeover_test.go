@@ -1,0 +1,159 @@
+package shop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gemini-supply/gemini-supply/internal/agent"
+	"github.com/gemini-supply/gemini-supply/internal/browser"
+	"github.com/gemini-supply/gemini-supply/internal/guide"
+	"github.com/gemini-supply/gemini-supply/internal/report"
+	"github.com/gemini-supply/gemini-supply/internal/runstatus"
+)
+
+// An unattended run with a panel attached ends as it would without one:
+// the tabs of the items whose agents gave up (not found, out of turns) are
+// offered, nobody takes them in takeover_wait, and the items keep their
+// outcomes; an added item's tab is never offered; every tab is closed.
+func TestItemTakeoverNobodyComes(t *testing.T) {
+	p := newFakeProvider("milk", "caviar", "butter")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{
+		"milk":   added("Natrel 2% Milk 2 L", "$5.49"),
+		"caviar": notFound("No caviar in this store."),
+		"butter": fails(agent.ReasonMaxTurns, nil),
+	})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Desk = NewDesk(nil, guide.Scripted{}, nil)
+	offered := make(chan runstatus.NeedsPerson, 8)
+	cfg.Desk.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error { offered <- np; return nil })
+	cfg.TakeoverWait = 1 // nobody comes: the shortest wait
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(offered)
+	var got []string
+	for np := range offered {
+		got = append(got, np.Item+" "+np.Reason)
+	}
+	sort.Strings(got)
+	if want := []string{"butter item_gave_up", "caviar item_gave_up"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("offered %v, want %v", got, want)
+	}
+	if want := map[string]string{"id1": "added", "id2": "not_found", "id3": "failed"}; fmt.Sprint(p.outcomes()) != fmt.Sprint(want) {
+		t.Errorf("list %v, want %v", p.outcomes(), want)
+	}
+	if want := map[string]report.Outcome{"milk": "added", "caviar": "not_found", "butter": "failed"}; fmt.Sprint(outcomeByName(res.Summary)) != fmt.Sprint(want) {
+		t.Errorf("summary %v, want %v", outcomeByName(res.Summary), want)
+	}
+	if h.open != 0 || len(cfg.Desk.NeedsPersons()) != 0 {
+		t.Errorf("after the run: %d tabs open, needs %v", h.open, cfg.Desk.NeedsPersons())
+	}
+	rec, err := ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ji := range rec.Items {
+		tk := ji.TakeOver
+		switch ji.Name {
+		case "milk":
+			if tk != nil {
+				t.Errorf("milk's journal has a take-over: %+v", tk)
+			}
+		default:
+			if tk == nil || tk.HandedBack || tk.EndedAt == nil {
+				t.Errorf("%s's journal take-over = %+v, want offered and not handed back", ji.Name, tk)
+			}
+		}
+	}
+}
+
+// The household finishes a not-found item in its tab: what the tab added
+// after the offer (its cart ledger) is the item's product, the list item
+// is completed, the summary says the household added it, and the
+// cart's check of the result finds nothing to warn about.
+func TestItemTakeoverHouseholdAdds(t *testing.T) {
+	p := newFakeProvider("caviar")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"caviar": notFound("No caviar in this store.")})
+	cfg := baseConfig(t, p, h, a)
+	d := NewDesk(nil, guide.Scripted{}, nil)
+	cfg.Desk, cfg.TakeoverWait = d, DefaultTakeoverWait
+	answered := make(chan HandedBack, 1)
+	d.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error {
+		go func() { // the household, in the panel
+			ih := d.item(np.Tab)
+			ih.tab.(*fakeTab).addToCart("caviar-beluga-50g", 2)
+			hb, err := d.Done(context.Background(), np.Tab, "")
+			if err != nil {
+				t.Errorf("Done: %v", err)
+			}
+			answered <- hb
+		}()
+		return nil
+	})
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb := <-answered; hb.Outcome != string(report.OutcomeAdded) || hb.Item != "caviar" || hb.Product != "caviar-beluga-50g" {
+		t.Errorf("Done said %+v", hb)
+	}
+	it := res.Summary.Items[0]
+	if it.Outcome != report.OutcomeAdded || it.ProductName != "caviar-beluga-50g" || it.Quantity != 2 || it.ChosenBy != report.ChosenByHousehold ||
+		!strings.Contains(it.Explanation, "household") || len(it.Warnings) != 0 {
+		t.Errorf("caviar = %+v", it)
+	}
+	if p.outcomes()["id1"] != "addednot_found" || p.completed["id1"].Quantity != 2 {
+		t.Errorf("list %v %+v, want completed (after the agent's #404)", p.outcomes(), p.completed)
+	}
+	if h.open != 0 {
+		t.Errorf("%d tabs open", h.open)
+	}
+	// The journal says the tab was handed back and what it added.
+	rec, err := ReadJournal(res.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := rec.Items[0].TakeOver
+	if tk == nil || !tk.HandedBack || tk.Reason != ReasonItemGaveUp || tk.EndedAt == nil || len(tk.Cart) != 1 || tk.Cart[0].ProductID != "caviar-beluga-50g" {
+		t.Errorf("journal's take-over = %+v", tk)
+	}
+}
+
+// A hand-back the item can no longer take: an unknown decision is refused;
+// after the item stopped waiting (nobody in time, the run stopped) Done
+// says so instead of waiting; a second Done while the first is pending is
+// refused; an answered Done gets its answer even when the wait then ends.
+func TestItemHandBack(t *testing.T) {
+	ctx := context.Background()
+	newHold := func() *itemHold {
+		return &itemHold{np: runstatus.NeedsPerson{Tab: "item-1"}, back: make(chan handBack, 1), gone: make(chan struct{})}
+	}
+	ih := newHold()
+	var ie *browser.InputError
+	if _, err := ih.handBack(ctx, "maybe"); !errors.As(err, &ie) {
+		t.Errorf("an unknown decision: %v", err)
+	}
+	close(ih.gone)
+	if _, err := ih.handBack(ctx, ""); !errors.Is(err, browser.ErrNotHeld) {
+		t.Errorf("Done after the wait: %v", err)
+	}
+	if _, err := ih.handBack(ctx, DecisionSkip); !errors.Is(err, browser.ErrNotHeld) {
+		t.Errorf("a second Done: %v", err)
+	}
+	ih = newHold()
+	go func() {
+		hb := <-ih.back
+		hb.reply <- HandedBack{Outcome: "added"}
+		close(ih.gone)
+	}()
+	if hb, err := ih.handBack(ctx, ""); err != nil || hb.Outcome != "added" {
+		t.Errorf("an answered Done: %+v %v", hb, err)
+	}
+}
