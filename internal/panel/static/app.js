@@ -820,9 +820,11 @@ function takeoverLine(e) {
     type: () => tn('takeover_type', e.chars || 0),
     key: () => t('takeover_key', { key: e.key }),
     guide: () => (e.done ? t('takeover_guide_done', { n: e.step }) : t('takeover_guide', { n: e.step })),
-    done: () => t(e.signed_in ? 'takeover_done_signed_in' : 'takeover_done'),
+    // An item's tab: handed back with the item's outcome (what the
+    // household added, or decided).
+    done: () => (e.outcome ? `${t('takeover_done')} — ${outcomeWord(e.outcome)}` : t(e.signed_in ? 'takeover_done_signed_in' : 'takeover_done')),
   }[e.kind];
-  return [fmtTime(e.at), what ? what() : e.kind, e.by, e.refused ? t('needs_refused', { reason: e.refused }) : '', e.error].filter(Boolean).join(' · ');
+  return [fmtTime(e.at), e.item, what ? what() : e.kind, e.by, e.refused ? t('needs_refused', { reason: e.refused }) : '', e.error].filter(Boolean).join(' · ');
 }
 
 async function loadRun(id) {
