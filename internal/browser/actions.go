@@ -71,7 +71,10 @@ func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
 		out = b
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err // fn may still be running: out is not read
+	}
+	return out, nil
 }
 
 // checkSignedIn returns ErrAuthExpired when the tab shows a page of the
@@ -541,7 +544,10 @@ func (t *Tab) ReadElements(ctx context.Context, selectors map[string]string, att
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // fn may still be running: out is not read
+	}
+	return out, nil
 }
 
 // Row is one match of ReadRows' row selector: the text of the first match
@@ -598,7 +604,10 @@ func (t *Tab) ReadRows(ctx context.Context, row string, fields map[string]string
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // fn may still be running: out is not read
+	}
+	return out, nil
 }
 
 // ClickElement clicks the first match of a CSS selector as a person would
@@ -648,7 +657,10 @@ func (t *Tab) FetchJSON(ctx context.Context, raw string) ([]byte, error) {
 		}
 		return nil
 	})
-	return []byte(body), err
+	if err != nil {
+		return nil, err // fn may still be running: body is not read
+	}
+	return []byte(body), nil
 }
 
 // PostJSON posts a JSON body to an address from the page, as its own
@@ -680,5 +692,8 @@ func (t *Tab) PostJSON(ctx context.Context, raw string, body map[string]any) (in
 		text, _ = m["body"].(string)
 		return nil
 	})
-	return status, []byte(text), err
+	if err != nil {
+		return 0, nil, err // fn may still be running: status and text are not read
+	}
+	return status, []byte(text), nil
 }

@@ -49,7 +49,10 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 		ok = v == sessionSignedIn
 		return nil
 	})
-	return ok, err
+	if err != nil {
+		return false, err // fn may still be running: ok is not read
+	}
+	return ok, nil
 }
 
 // onStoreSite reports whether raw is an http(s) page on an allowed host.

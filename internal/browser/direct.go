@@ -90,5 +90,8 @@ func (t *Tab) WaitChange(ctx context.Context, selector, from, appears string, d 
 		changed = v == true
 		return nil
 	})
-	return changed, err
+	if err != nil {
+		return false, err // fn may still be running: changed is not read
+	}
+	return changed, nil
 }

@@ -45,7 +45,10 @@ func (t *Tab) DescribePage(ctx context.Context) (string, error) {
 		out = renderPageTree(ax, layoutBoxes(snap), float64(t.h.opts.Width), float64(t.h.opts.Height))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return "", err // fn may still be running: out is not read
+	}
+	return out, nil
 }
 
 // MaxPageTreeLines bounds DescribePage's text: a page cannot flood the
@@ -250,5 +253,8 @@ func (t *Tab) ElementAt(ctx context.Context, p screen.Point) (string, error) {
 		out, _ = v.(string)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return "", err // fn may still be running: out is not read
+	}
+	return out, nil
 }
