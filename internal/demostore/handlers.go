@@ -705,26 +705,53 @@ func productPNG(i int) []byte {
 		"bread-bakery-products": {200, 150, 80, 255},
 		"pantry":                {170, 90, 150, 255},
 	}[p.Aisle]
-	img := image.NewRGBA(image.Rect(0, 0, 120, 120))
-	for y := range 120 {
-		for x := range 120 {
-			c := color.RGBA{250, 250, 250, 255}
-			if x >= 25 && x < 95 && y >= 15 && y < 110 {
-				c = base
-				if (y/8+i)%3 == 0 {
-					c = color.RGBA{base.R / 2, base.G / 2, base.B / 2, 255}
-				}
-				if !p.InStock {
-					c = color.RGBA{160, 160, 160, 255}
-				}
-			}
-			img.SetRGBA(x, y, c)
+	// A paletted image, one of three rows (background, stripe, dark
+	// stripe) copied per line: drawing RGBA pixel by pixel cost about a
+	// CPU-second per process under -race (every test binary that serves
+	// the demo store draws these), the same picture this way a tenth.
+	stripe, dark := base, color.RGBA{base.R / 2, base.G / 2, base.B / 2, 255}
+	if !p.InStock {
+		stripe, dark = color.RGBA{160, 160, 160, 255}, color.RGBA{160, 160, 160, 255}
+	}
+	img := image.NewPaletted(image.Rect(0, 0, 120, 120), color.Palette{color.RGBA{250, 250, 250, 255}, stripe, dark})
+	fill := func(c uint8) []uint8 {
+		row := make([]uint8, 120)
+		for x := 25; x < 95; x++ {
+			row[x] = c
 		}
+		return row
+	}
+	blank, light, shade := fill(0), fill(1), fill(2)
+	for y := range 120 {
+		row := blank
+		if y >= 15 && y < 110 {
+			row = light
+			if (y/8+i)%3 == 0 {
+				row = shade
+			}
+		}
+		copy(img.Pix[y*img.Stride:], row)
 	}
 	var buf bytes.Buffer
-	_ = png.Encode(&buf, img) // encoding to memory cannot fail
+	_ = pngEncoder.Encode(&buf, img) // encoding to memory cannot fail
 	return buf.Bytes()
 }
+
+// pngEncoder reuses its compressor from picture to picture (setting one up
+// costs more than compressing a 120x120 picture).
+var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngBuffers{}}
+
+// pngBuffers is a png.EncoderBufferPool.
+type pngBuffers struct{ p sync.Pool }
+
+func (b *pngBuffers) Get() *png.EncoderBuffer {
+	if e, ok := b.p.Get().(*png.EncoderBuffer); ok {
+		return e
+	}
+	return nil
+}
+
+func (b *pngBuffers) Put(e *png.EncoderBuffer) { b.p.Put(e) }
 
 // pixelPNG is a 1x1 transparent PNG.
 var pixelPNG = func() []byte {
