@@ -51,6 +51,9 @@ func TestPanelInChromiumDuringServe(t *testing.T) {
 		"GEMINI_SUPPLY_DATA_DIR": filepath.Join(dir, "data"), "GEMINI_SUPPLY_BROWSER_PROFILE_DIR": filepath.Join(dir, "profile"),
 		"GEMINI_SUPPLY_TRACE_DIR": filepath.Join(dir, "traces"), "GEMINI_SUPPLY_CONCURRENCY": "2",
 		"GEMINI_SUPPLY_HOME_ASSISTANT_URL": "", "GEMINI_SUPPLY_HOME_ASSISTANT_TOKEN": "", "GEMINI_SUPPLY_MQTT_BROKER": "",
+		// Not a take-over test: dragon fruit, not found with the panel open,
+		// is not held for a person (TestTakeOverItemAdds covers that).
+		"GEMINI_SUPPLY_TAKEOVER_WAIT": "0s",
 	}, 90*time.Second)
 	defer cancel()
 	logs := func() string { return errb.String() }

@@ -44,6 +44,23 @@ func newItemDesk(t *testing.T, e *e2e) *itemDesk {
 	desk := NewDesk(e.deps.Logger)
 	desk.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error { d.offered <- np; return nil })
 	e.deps.Desk = desk
+	// The panel is open (an item that gives up is offered only then): the
+	// test asks for the waiting tabs as the page does, every few seconds.
+	stop, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for desk.NeedsPersons(); ; {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				desk.NeedsPersons()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-polled })
 	// A bound only: the test hands every tab back at once.
 	e.cfg.TakeoverWait = 10 * time.Minute
 	p, err := panel.New(panel.Options{Logger: e.deps.Logger, Takeover: PanelTakeover(desk),

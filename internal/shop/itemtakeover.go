@@ -351,7 +351,7 @@ func (it *itemRun) offerReason(ctx context.Context, out attemptOut) string {
 		return ""
 	}
 	if e := out.end; e != nil {
-		if e.kind == endNotFound || e.kind == endFailed {
+		if (e.kind == endNotFound || e.kind == endFailed) && r.cfg.Desk.Watched() {
 			return ReasonItemGaveUp
 		}
 		return ""
@@ -359,7 +359,7 @@ func (it *itemRun) offerReason(ctx context.Context, out attemptOut) string {
 	if it.requested.Load() {
 		return ReasonItemRequested
 	}
-	if out.kind() == failFinal && out.res.Reason != "" && out.res.Reason != agent.ReasonCancelled {
+	if out.kind() == failFinal && out.res.Reason != "" && out.res.Reason != agent.ReasonCancelled && r.cfg.Desk.Watched() {
 		return ReasonItemGaveUp
 	}
 	return ""

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/agent"
 	"github.com/gemini-supply/gemini-supply/internal/browser"
@@ -29,6 +31,7 @@ func TestItemTakeoverNobodyComes(t *testing.T) {
 	})
 	cfg := baseConfig(t, p, h, a)
 	cfg.Desk = NewDesk(nil, guide.Scripted{}, nil)
+	panelOpen(t, cfg.Desk)
 	offered := make(chan runstatus.NeedsPerson, 8)
 	cfg.Desk.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error { offered <- np; return nil })
 	cfg.TakeoverWait = 1 // nobody comes: the shortest wait
@@ -83,6 +86,7 @@ func TestItemTakeoverHouseholdAdds(t *testing.T) {
 	a := newFakeAgent(map[string]behaviour{"caviar": notFound("No caviar in this store.")})
 	cfg := baseConfig(t, p, h, a)
 	d := NewDesk(nil, guide.Scripted{}, nil)
+	panelOpen(t, d)
 	cfg.Desk, cfg.TakeoverWait = d, DefaultTakeoverWait
 	answered := make(chan HandedBack, 1)
 	d.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error {
@@ -155,5 +159,61 @@ func TestItemHandBack(t *testing.T) {
 	}()
 	if hb, err := ih.handBack(ctx, ""); err != nil || hb.Outcome != "added" {
 		t.Errorf("an answered Done: %+v %v", hb, err)
+	}
+}
+
+// panelOpen keeps d watched while t runs, as an open panel page does by
+// asking for the waiting tabs every few seconds.
+func panelOpen(t *testing.T, d *Desk) {
+	t.Helper()
+	d.NeedsPersons()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				d.NeedsPersons()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+}
+
+// TestItemTakeoverNeedsAnOpenPanel: with a Desk but no panel open (nobody
+// asked for the waiting tabs), an item whose agent gives up is not
+// offered and the run is not held for takeover_wait: an unattended run
+// ends as it always did.
+func TestItemTakeoverNeedsAnOpenPanel(t *testing.T) {
+	p := newFakeProvider("milk", "caviar")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{
+		"milk":   added("Natrel 2% Milk 2 L", "$5.49"),
+		"caviar": notFound("No caviar in this store."),
+	})
+	cfg := baseConfig(t, p, h, a)
+	cfg.Desk = NewDesk(nil, guide.Scripted{}, nil)
+	var offered atomic.Int32
+	cfg.Desk.OnNeedsPerson(func(context.Context, runstatus.NeedsPerson) error { offered.Add(1); return nil })
+	cfg.TakeoverWait = time.Hour // were it offered, the run would wait for it
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := offered.Load(); n != 0 {
+		t.Errorf("%d tabs offered with no panel open", n)
+	}
+	if want := map[string]report.Outcome{"milk": "added", "caviar": "not_found"}; fmt.Sprint(outcomeByName(res.Summary)) != fmt.Sprint(want) {
+		t.Errorf("summary %v, want %v", outcomeByName(res.Summary), want)
+	}
+	if h.open != 0 {
+		t.Errorf("after the run: %d tabs open", h.open)
 	}
 }

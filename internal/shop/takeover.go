@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/browser"
@@ -21,6 +22,9 @@ import (
 type Desk struct {
 	log   *slog.Logger
 	guide *guide.Guide
+
+	// looked is when a panel last asked for the waiting tabs (UnixNano).
+	looked atomic.Int64
 
 	mu   sync.Mutex
 	host *browser.Host // the run whose tab waits; nil when none
@@ -180,9 +184,24 @@ func journalEntry(ctx context.Context, e TakeoverEntry, err error) TakeoverEntry
 	return e
 }
 
+// panelOpenWindow is how recently a panel must have asked for the tabs
+// waiting for a person (NeedsPersons: the page asks every 3 s) for the
+// Desk to count as watched.
+const panelOpenWindow = 30 * time.Second
+
+// Watched reports whether a panel asked for the tabs waiting for a person
+// within panelOpenWindow: somebody has the panel open. An item whose agent
+// gives up is offered only then (an unattended run is not held for a
+// person nobody is there to be).
+func (d *Desk) Watched() bool {
+	at := d.looked.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < panelOpenWindow
+}
+
 // NeedsPersons lists the tabs waiting for a person: the sign-in, then the
-// items' tabs by name.
+// items' tabs by name. Asking marks the Desk watched (Watched).
 func (d *Desk) NeedsPersons() []runstatus.NeedsPerson {
+	d.looked.Store(time.Now().UnixNano())
 	out := []runstatus.NeedsPerson{}
 	if h, err := d.current(); err == nil {
 		out = append(out, h.NeedsPersons()...)
