@@ -124,7 +124,7 @@ func TestAddonSmoke(t *testing.T) {
 		"metro_username": "", "metro_password": "", "postal_code": "H2X 1Y4", "replay": "", "replay_max_price_change": 20, "product_memory_days": 180, "review_price_change": 10,
 		"todo_entity": "todo.shopping_list", "ha_notify": []string{}, "concurrency": 1, "time_budget": "5m", "max_turns": 40,
 		"retry_tagged": false, "telegram_bot_token": "", "telegram_chat_id": 0,
-		"telegram_response_timeout": "10m", "slot_scout_interval": "0s", "slot_watch": "", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",
+		"telegram_response_timeout": "10m", "slot_scout_interval": "0s", "slot_watch": "", "takeover_wait": "5m", "mqtt_broker": "", "mqtt_username": "", "mqtt_password": "",
 		"mqtt_cleanup": false, "trace_dir": "", "trace_keep_runs": 20, "log_level": "debug",
 		"review_model": "", "thinking_level": "", "media_resolution": "medium", "prompt_injection_detection": true,
 		"model_rpm": 0, "model_concurrency": 0, "language": "auto",
