@@ -65,7 +65,7 @@ const DefaultTakeoverWait = 5 * time.Minute
 // handed back (the cart page, by code).
 const handBackRead = 45 * time.Second
 
-var errItemGuide = errors.New("show me is not available on an item's tab yet: tap and type on its screen")
+var errItemGuide = errors.New("show me on an item's tab needs a Gemini key (the offline guide knows sign-in pages only): tap and type on its screen")
 
 // ItemTab is the take-over name of an item's tab ("item-" and the list
 // item's id).
@@ -406,6 +406,8 @@ func (it *itemRun) handOver(ctx context.Context, def report.ItemResult) report.I
 		it.journalTakeOver(tk)
 	}()
 	d := r.cfg.Desk
+	// The guide's model calls for this tab count in the run's usage.
+	defer func() { r.addUsage(d.guide.TakeUsage()) }()
 	pushed := d.offerItem(ctx, ih)
 	defer pushed()
 	defer d.withdrawItem(ih)

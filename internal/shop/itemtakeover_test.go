@@ -217,3 +217,81 @@ func TestItemTakeoverNeedsAnOpenPanel(t *testing.T) {
 		t.Errorf("after the run: %d tabs open", h.open)
 	}
 }
+
+// screenPlanner is a model planner (not guide.Scripted) that reads only
+// the screenshot, as the Gemini planner does; it notes what it was given.
+type screenPlanner struct{ seen chan guide.Page }
+
+func (p screenPlanner) Plan(_ context.Context, st guide.State, pg guide.Page) (guide.Plan, error) {
+	p.seen <- pg
+	return guide.Plan{Task: "Tap “Add to cart” under the 2 L lactose-free milk.", Description: st.Goal, Box: &[4]int{100, 200, 300, 260}}, nil
+}
+
+// TestShowMeOnAnItemsTab: on an item's tab that waits for a person, Show
+// me runs with a model planner on that tab's screenshot and the person's
+// goal, and the step is journaled (without its sentence); with the
+// offline scripted planner, which knows sign-in pages only, it says so.
+func TestShowMeOnAnItemsTab(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		planner guide.Planner
+	}{
+		{"model planner", screenPlanner{seen: make(chan guide.Page, 1)}},
+		{"scripted planner", guide.Scripted{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newFakeProvider("lactose-free milk")
+			h := &fakeHost{authed: true}
+			a := newFakeAgent(map[string]behaviour{"lactose-free milk": notFound("No 2 L lactose-free milk found.")})
+			cfg := baseConfig(t, p, h, a)
+			d := NewDesk(nil, tt.planner, nil)
+			panelOpen(t, d)
+			cfg.Desk, cfg.TakeoverWait = d, DefaultTakeoverWait
+			type answer struct {
+				step guide.Step
+				err  error
+			}
+			answered := make(chan answer, 1)
+			d.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error {
+				go func() { // the household, in the panel
+					step, err := d.Guide(context.Background(), np.Tab, "find the 2 L lactose-free milk")
+					answered <- answer{step, err}
+					if _, err := d.Done(context.Background(), np.Tab, DecisionSkip); err != nil {
+						t.Errorf("Done: %v", err)
+					}
+				}()
+				return nil
+			})
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := <-answered
+			if sp, ok := tt.planner.(screenPlanner); ok {
+				if got.err != nil || got.step.Box != [4]int{100, 200, 300, 260} || !strings.Contains(got.step.Task, "Add to cart") {
+					t.Fatalf("Show me = %+v, %v", got.step, got.err)
+				}
+				if pg := <-sp.seen; string(pg.Screenshot) != "png" {
+					t.Errorf("the planner saw %q, want the tab's screenshot", pg.Screenshot)
+				}
+				rec, err := ReadJournal(res.JournalPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var guided bool
+				for _, e := range rec.TakeOver {
+					if e.Kind == TakeoverGuide && e.Item == "lactose-free milk" && e.Step == 1 && e.Box != nil {
+						guided = true
+					}
+				}
+				if !guided {
+					t.Errorf("the journal's take-over has no guide step: %+v", rec.TakeOver)
+				}
+				return
+			}
+			if !errors.Is(got.err, errItemGuide) {
+				t.Errorf("Show me with the scripted planner = %+v, %v; want errItemGuide", got.step, got.err)
+			}
+		})
+	}
+}

@@ -322,8 +322,8 @@ const guideStepWait = 90 * time.Second
 // Guide runs one turn of "Show me" for goal on the tab (bounded by
 // guideStepWait), journaled without its sentence.
 func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) {
-	if d.item(tab) != nil {
-		return guide.Step{}, errItemGuide
+	if ih := d.item(tab); ih != nil {
+		return d.guideItem(ctx, ih, goal)
 	}
 	h, err := d.current()
 	if err != nil {
@@ -339,6 +339,36 @@ func (d *Desk) Guide(ctx context.Context, tab, goal string) (guide.Step, error) 
 		e.Box = &b
 	}
 	journal(ctx, e, err)
+	return step, err
+}
+
+// guideItem runs one turn of "Show me" on an item's tab. Only a model
+// planner can (it reads the screenshot: "find the 2 L lactose-free milk");
+// the scripted one knows sign-in pages only, so it is refused then.
+func (d *Desk) guideItem(ctx context.Context, ih *itemHold, goal string) (guide.Step, error) {
+	if _, isScripted := d.guide.Planner.(guide.Scripted); isScripted {
+		return guide.Step{}, errItemGuide
+	}
+	ctx, cancel := context.WithTimeout(ctx, guideStepWait)
+	defer cancel()
+	step, n, err := func() (guide.Step, int, error) {
+		shot, err := ih.screenshot(ctx)
+		if err != nil {
+			return guide.Step{}, 0, err
+		}
+		step, st, err := d.guide.Next(ctx, ih.np.Tab, goal, guide.Page{Screenshot: shot})
+		if err != nil {
+			return guide.Step{}, 0, fmt.Errorf("show me: %w", err)
+		}
+		d.log.Info("guide step", "tab", ih.np.Tab, "done", step.Done, "history", len(st.TaskHistory))
+		return step, len(st.TaskHistory) + 1, nil
+	}()
+	e := TakeoverEntry{Tab: ih.np.Tab, Kind: TakeoverGuide, Step: n, Done: step.Done}
+	if err == nil && !step.Done {
+		b := step.Box
+		e.Box = &b
+	}
+	ih.journal(ctx, e, err)
 	return step, err
 }
 
