@@ -50,7 +50,7 @@ ARG PLAYWRIGHT_DRIVER_VERSION=1.52.0
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      chromium fonts-liberation fonts-noto-color-emoji nodejs npm ca-certificates \
+      chromium chromium-headless-shell fonts-liberation fonts-noto-color-emoji nodejs npm ca-certificates \
  && mkdir -p /opt/playwright-driver \
  && cd /tmp \
  && npm pack --silent "playwright-core@${PLAYWRIGHT_DRIVER_VERSION}" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-command, idempotent setup for tests, the demo and CI.
 #
-#   - Debian packages: chromium (the browser the agent drives) and mosquitto (the
+#   - Debian packages: chromium and chromium-headless-shell (the browser the agent
+#     drives: the shell headless, the full browser for a headful login) and mosquitto (the
 #     MQTT broker the integration tests start on a loopback port) and apparmor
 #     (its apparmor_parser checks the add-on's apparmor.txt; no kernel support needed);
 #   - the Playwright driver that playwright-go v0.5200.x requires (playwright-core
@@ -26,6 +27,9 @@ as_root() {
 
 missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/lib/chromium/chromium ] || missing+=(chromium)
+# The headless shell beside it is what headless launches run (docs/browser.md,
+# "What an agent item costs").
+[ -x /usr/lib/chromium/chromium-headless-shell ] || missing+=(chromium-headless-shell)
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
 command -v apparmor_parser >/dev/null 2>&1 || [ -x /usr/sbin/apparmor_parser ] || [ -x /sbin/apparmor_parser ] || missing+=(apparmor)
 if [ ${#missing[@]} -gt 0 ]; then

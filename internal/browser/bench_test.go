@@ -123,6 +123,61 @@ func BenchmarkStorePage(b *testing.B) {
 			b.ReportMetric(float64(navCPU.Milliseconds())/float64(b.N), "nav-cpu-ms/page")
 		})
 	}
+	// agent_item_on_widget_page is what one agent item costs the browser
+	// on the demo store, as the agent shops it (issue 39): a tab of its
+	// own, opened on the item's search results by code, a screenshot, the
+	// model's think time (the tab asleep), the product page with the
+	// widget (the model's click), a screenshot, a think, a last screenshot,
+	// and the tab closed. chromium-cpu-ms/item is every Chromium process's
+	// CPU over the item (a renderer that ends with its tab counted up to
+	// the close), split into the browser process, the renderers and the
+	// rest (GPU process, network service): where it goes.
+	b.Run("agent_item_on_widget_page", func(b *testing.B) {
+		kinds := map[string]time.Duration{}
+		var took time.Duration
+		for b.Loop() {
+			before, start := chromiumProcs(b), time.Now()
+			tab, err := f.host.NewTab(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			think := func() {
+				mustDo(b, "sleep", tab.Sleep(ctx))
+				time.Sleep(benchThink)
+				mustDo(b, "wake", tab.Wake(ctx))
+			}
+			mustDo(b, "open the search results", tab.Navigate(ctx, search))
+			if _, err := tab.Screenshot(ctx); err != nil {
+				b.Fatal(err)
+			}
+			think()
+			mustDo(b, "open the product page", tab.Navigate(ctx, product))
+			for range 2 {
+				if _, err := tab.Screenshot(ctx); err != nil {
+					b.Fatal(err)
+				}
+				think()
+			}
+			if _, err := tab.Screenshot(ctx); err != nil {
+				b.Fatal(err)
+			}
+			for k, d := range cpuSince(b, before) {
+				kinds[k] += d
+			}
+			took += time.Since(start)
+			_ = tab.Close()
+		}
+		var sum time.Duration
+		for _, d := range kinds {
+			sum += d
+		}
+		per := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+		b.ReportMetric(per(sum), "chromium-cpu-ms/item")
+		b.ReportMetric(per(kinds["browser"]), "browser-cpu-ms/item")
+		b.ReportMetric(per(kinds["renderer"]), "renderer-cpu-ms/item")
+		b.ReportMetric(per(sum-kinds["browser"]-kinds["renderer"]), "gpu+network-cpu-ms/item")
+		b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/item")
+	})
 	b.Run("screenshot", func(b *testing.B) {
 		start := time.Now()
 		for b.Loop() {
@@ -153,6 +208,10 @@ func BenchmarkStorePage(b *testing.B) {
 }
 
 const patienceBench = time.Minute
+
+// benchThink is the model's think time in agent_item_on_widget_page (the
+// shopping bench's fake model answers in 1 s).
+const benchThink = time.Second
 
 // widgetBound is how long the express-checkout widget lets each trick take
 // before it reports done.

@@ -94,6 +94,10 @@ var LaunchArgs = []string{
 	// the "force-" spelling this list had before is not one Chromium knows
 	// (a page's STUN requests reached any UDP listener).
 	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
+	// The headless shell (browserExecutable) reads neither that switch nor
+	// the profile preference: it knows only this spelling (a headless
+	// switch); the full browser ignores it.
+	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 	"--disable-client-side-phishing-detection", "--disable-domain-reliability", "--no-pings",
 	"--safebrowsing-disable-auto-update", "--disable-breakpad",
 	// Every request goes through the policy proxy: no QUIC (it would not
@@ -492,13 +496,11 @@ func (h *Host) launchPersistent(g *generation) error {
 		HandleSIGTERM:     playwright.Bool(false),
 		HandleSIGHUP:      playwright.Bool(false),
 	}
-	exe := o.ExecutablePath
-	if exe == "" {
-		exe = findChromium()
-	}
+	exe := browserExecutable(o.ExecutablePath, o.Headless)
 	if exe == "" {
 		return errors.New("browser: no Chromium found: set browser_executable (e.g. /usr/lib/chromium/chromium) or GEMINI_SUPPLY_BROWSER_EXECUTABLE")
 	}
+	h.log.Debug("launching Chromium", "executable", exe, "headless", o.Headless)
 	popts.ExecutablePath = playwright.String(exe)
 	popts.Proxy = &playwright.Proxy{Server: h.proxy.URL()}
 	bctx, err := g.pw.Chromium.LaunchPersistentContext(o.ProfileDir, popts)
@@ -524,11 +526,43 @@ var chromiumPaths = []string{
 // findChromium returns the first Chromium binary found, or "".
 func findChromium() string {
 	for _, p := range chromiumPaths {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		if isExecutable(p) {
 			return p
 		}
 	}
 	return ""
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// HeadlessShell is the file name of Chromium's headless shell (Debian's
+// package chromium-headless-shell: the same Chromium, built without the
+// browser's windows, tab strip and extensions), installed beside the
+// chromium binary.
+const HeadlessShell = "chromium-headless-shell"
+
+// browserExecutable is the binary a launch runs: exe (the configured
+// browser_executable), or the first Chromium found; for a headless launch,
+// the headless shell beside it when one is installed. Measured
+// (docs/browser.md, "What an agent item costs"): on the demo's product
+// page with the hostile widget it spends a quarter less CPU than the full
+// browser's headless mode, and opening a tab costs a tenth (the full
+// browser builds a window with its tab strip for each tab). A headful
+// launch (the login command) needs the full browser.
+func browserExecutable(exe string, headless bool) string {
+	if exe == "" {
+		exe = findChromium()
+	}
+	if !headless || exe == "" || filepath.Base(exe) == HeadlessShell {
+		return exe
+	}
+	if shell := filepath.Join(filepath.Dir(exe), HeadlessShell); isExecutable(shell) {
+		return shell
+	}
+	return exe
 }
 
 // firstLine keeps an error's first line (Playwright appends ASCII-art
