@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -429,14 +430,34 @@ const tallPage = `<div style="height:5000px;width:4000px;background:linear-gradi
 // ("hostname-pid").
 func chromiumPID(t testing.TB, profileDir string) int {
 	t.Helper()
-	link, err := os.Readlink(filepath.Join(profileDir, "SingletonLock"))
+	// The full browser names itself in the profile's SingletonLock; the
+	// headless shell keeps no such lock, so the browser process is also
+	// found by its command line (its --user-data-dir, and no --type= of
+	// a child process).
+	if link, err := os.Readlink(filepath.Join(profileDir, "SingletonLock")); err == nil {
+		i := strings.LastIndexByte(link, '-')
+		if pid, err := strconv.Atoi(link[i+1:]); err == nil && pid > 0 {
+			return pid
+		}
+	}
+	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Fatalf("reading Chromium's SingletonLock: %v", err)
+		t.Fatalf("listing processes: %v", err)
 	}
-	i := strings.LastIndexByte(link, '-')
-	pid, err := strconv.Atoi(link[i+1:])
-	if err != nil || pid <= 0 {
-		t.Fatalf("SingletonLock %q holds no PID", link)
+	for _, e := range procs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if slices.Contains(args, "--user-data-dir="+profileDir) && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--type=") }) {
+			return pid
+		}
 	}
-	return pid
+	t.Fatalf("no Chromium browser process for the profile %s", profileDir)
+	return 0
 }

@@ -128,6 +128,16 @@ func startProxy(log *slog.Logger, pol proxyPolicy, rules []resolverRule, up upst
 			ResponseHeaderTimeout: 60 * time.Second,
 		},
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		// The store could not be reached (a refused connection, a failed
+		// TLS handshake, no answer): the browser is told as a network
+		// error (the connection closes without a response), not as an
+		// empty 502 page that one Chromium build (the headless shell)
+		// shows as a loaded page and another as an error — so a failed
+		// navigation is a NavigationError the model is told about.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Debug("the store could not be reached; closing the browser's request", "host", r.URL.Host, "error", err)
+			panic(http.ErrAbortHandler)
+		},
 	}
 	p.srv = &http.Server{
 		Handler:           http.HandlerFunc(p.serveOuter),
