@@ -40,6 +40,9 @@ import (
 const (
 	ReasonItemGaveUp    = "item_gave_up"
 	ReasonItemRequested = "item_requested"
+	// ReasonItemAgentAsked: the agent asked for a person (ToolAskPerson).
+	// Offered even when no panel is open: the phones' push calls someone.
+	ReasonItemAgentAsked = "item_agent_asked"
 )
 
 // Decisions an item's tab may be handed back with (Desk.Done); "" is what
@@ -351,6 +354,9 @@ func (it *itemRun) offerReason(ctx context.Context, out attemptOut) string {
 		return ""
 	}
 	if e := out.end; e != nil {
+		if e.tool == ToolAskPerson {
+			return ReasonItemAgentAsked
+		}
 		if (e.kind == endNotFound || e.kind == endFailed) && r.cfg.Desk.Watched() {
 			return ReasonItemGaveUp
 		}

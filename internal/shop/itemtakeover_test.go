@@ -295,3 +295,58 @@ func TestShowMeOnAnItemsTab(t *testing.T) {
 		})
 	}
 }
+
+// asksPerson is an agent that asks the household to take its tab over.
+func asksPerson(reason string) behaviour {
+	return func(ctx context.Context, c *fakeCall) agent.Result {
+		_, res, _ := c.use(ctx, ToolAskPerson, map[string]any{"item_name": c.query, "reason": reason})
+		return res
+	}
+}
+
+// TestAgentAsksForAPerson: with a panel attached, the agent may ask the
+// household to take its tab over (a check only a person can pass); the
+// tab is offered with item_agent_asked even when no panel page is open
+// (the phones' push calls someone), the list says why meanwhile, and the
+// household's hand-back ends the item. Without a panel the tool is not
+// declared at all.
+func TestAgentAsksForAPerson(t *testing.T) {
+	p := newFakeProvider("oat milk")
+	h := &fakeHost{authed: true}
+	a := newFakeAgent(map[string]behaviour{"oat milk": asksPerson("A \"not a robot\" check covers the product page.")})
+	cfg := baseConfig(t, p, h, a)
+	d := NewDesk(nil, guide.Scripted{}, nil) // no panel page open: not watched
+	cfg.Desk, cfg.TakeoverWait = d, DefaultTakeoverWait
+	offered := make(chan runstatus.NeedsPerson, 1)
+	d.OnNeedsPerson(func(_ context.Context, np runstatus.NeedsPerson) error {
+		offered <- np
+		go func() {
+			if _, err := d.Done(context.Background(), np.Tab, DecisionSkip); err != nil {
+				t.Errorf("Done: %v", err)
+			}
+		}()
+		return nil
+	})
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if np := <-offered; np.Reason != ReasonItemAgentAsked || np.Item != "oat milk" {
+		t.Errorf("offered %+v", np)
+	}
+	if it := res.Summary.Items[0]; it.Outcome != report.OutcomeSkipped {
+		t.Errorf("oat milk = %+v, want skipped as the household decided", it)
+	}
+
+	// Without a panel, the agent is not offered the tool.
+	p2 := newFakeProvider("oat milk")
+	a2 := newFakeAgent(map[string]behaviour{"oat milk": asksPerson("a check")})
+	cfg2 := baseConfig(t, p2, &fakeHost{authed: true}, a2)
+	res2, err := Run(context.Background(), cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := res2.Summary.Items[0]; it.Outcome != report.OutcomeFailed || !strings.Contains(it.Explanation, "not declared") {
+		t.Errorf("without a panel: %+v, want the undeclared tool to fail the item", it)
+	}
+}

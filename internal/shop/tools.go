@@ -23,6 +23,9 @@ const (
 	ToolReportAdded    = "report_item_added"
 	ToolReportNotFound = "report_item_not_found"
 	ToolPresentOptions = "present_options"
+	// ToolAskPerson: the agent asks the household to take its tab over
+	// (declared only with a panel attached: Config.Desk, TakeoverWait).
+	ToolAskPerson = "ask_household_to_take_over"
 )
 
 // endKind is how an attempt ended by a tool.
@@ -149,6 +152,25 @@ func (ts *toolSet) tools() []agent.Tool {
 			Handler:  ts.reportNotFound,
 		},
 	}
+	if r := ts.item.r; r.cfg.Desk != nil && r.cfg.TakeoverWait > 0 {
+		tools = append(tools, agent.Tool{
+			Name: ToolAskPerson,
+			Description: "Ask a person of the household to finish this item on this tab themselves, when something on the page " +
+				"only a person can do stops you (a \"not a robot\" check, a question about their account, a page you cannot operate). " +
+				"Not for a product that is missing (report it not found) nor for a choice between products (present the options). " +
+				"Ends your work on the item: the tab is handed to the household.",
+			Parameters: &genai.Schema{
+				Type: genai.TypeObject,
+				Properties: map[string]*genai.Schema{
+					"item_name": {Type: genai.TypeString, Description: "The shopping list item."},
+					"reason":    {Type: genai.TypeString, Description: "One sentence: what on the page needs a person."},
+				},
+				Required: []string{"item_name", "reason"},
+			},
+			Terminal: true,
+			Handler:  ts.askPerson,
+		})
+	}
 	if ts.resolver != nil {
 		tools = append(tools, agent.Tool{
 			Name: ToolPresentOptions,
@@ -234,6 +256,21 @@ func (ts *toolSet) reportAdded(ctx context.Context, args map[string]any) (agent.
 	}
 	ts.onEnd(ctx, e)
 	return agent.ToolOutput{Response: map[string]any{"status": "recorded"}, End: true, Payload: e}, nil
+}
+
+// askPerson ends the attempt as failed, with the agent's reason; the item's
+// tab is then offered to the household (itemRun.offerReason).
+func (ts *toolSet) askPerson(ctx context.Context, args map[string]any) (agent.ToolOutput, error) {
+	reason := strings.TrimSpace(argString(args, "reason"))
+	if reason == "" {
+		reason = "something on the page needs a person"
+	}
+	e := ending{kind: endFailed, tool: ToolAskPerson, explanation: "The agent asked the household to take over: " + reason}
+	if !ts.att.claim(e) {
+		return agent.ToolOutput{Response: map[string]any{"status": "ignored: the item was already reported"}, End: true}, nil
+	}
+	ts.onEnd(ctx, e)
+	return agent.ToolOutput{Response: map[string]any{"status": "recorded: the tab is handed to the household"}, End: true, Payload: e}, nil
 }
 
 func (ts *toolSet) reportNotFound(ctx context.Context, args map[string]any) (agent.ToolOutput, error) {
