@@ -224,48 +224,34 @@ func (d *Desk) Screenshot(ctx context.Context, tab string) ([]byte, error) {
 // Click clicks the tab at x, y (0–999).
 func (d *Desk) Click(ctx context.Context, tab string, x, y int) error {
 	d.log.Info("take-over input", "tab", tab, "kind", "click", "x", x, "y", y)
-	e := TakeoverEntry{Tab: tab, Kind: TakeoverClick, X: &x, Y: &y}
-	if ih := d.item(tab); ih != nil {
-		err := ih.click(ctx, x, y)
-		ih.journal(ctx, e, err)
-		return err
-	}
-	h, err := d.current()
-	if err != nil {
-		return err
-	}
-	journal := d.journal()
-	err = h.TakeoverClick(ctx, tab, x, y)
-	journal(ctx, e, err)
-	return err
+	return d.input(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverClick, X: &x, Y: &y},
+		func(ih *itemHold) error { return ih.click(ctx, x, y) },
+		func(h *browser.Host) error { return h.TakeoverClick(ctx, tab, x, y) })
 }
 
 // Type types text in the tab; only its length is logged.
 func (d *Desk) Type(ctx context.Context, tab, text string) error {
 	n := len([]rune(text))
 	d.log.Info("take-over input", "tab", tab, "kind", "type", "chars", n)
-	e := TakeoverEntry{Tab: tab, Kind: TakeoverType, Chars: n}
-	if ih := d.item(tab); ih != nil {
-		err := ih.typeText(ctx, text)
-		ih.journal(ctx, e, err)
-		return err
-	}
-	h, err := d.current()
-	if err != nil {
-		return err
-	}
-	journal := d.journal()
-	err = h.TakeoverType(ctx, tab, text)
-	journal(ctx, e, err)
-	return err
+	return d.input(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverType, Chars: n},
+		func(ih *itemHold) error { return ih.typeText(ctx, text) },
+		func(h *browser.Host) error { return h.TakeoverType(ctx, tab, text) })
 }
 
 // Key presses one key in the tab.
 func (d *Desk) Key(ctx context.Context, tab, key string) error {
 	d.log.Info("take-over input", "tab", tab, "kind", "key", "key", key)
-	e := TakeoverEntry{Tab: tab, Kind: TakeoverKey, Key: key}
-	if ih := d.item(tab); ih != nil {
-		err := ih.key(ctx, key)
+	return d.input(ctx, TakeoverEntry{Tab: tab, Kind: TakeoverKey, Key: key},
+		func(ih *itemHold) error { return ih.key(ctx, key) },
+		func(h *browser.Host) error { return h.TakeoverKey(ctx, tab, key) })
+}
+
+// input sends one input to e.Tab — an item's tab (onItem) or the held
+// sign-in tab (onHost) — and journals it in that tab's run with how it
+// ended.
+func (d *Desk) input(ctx context.Context, e TakeoverEntry, onItem func(*itemHold) error, onHost func(*browser.Host) error) error {
+	if ih := d.item(e.Tab); ih != nil {
+		err := onItem(ih)
 		ih.journal(ctx, e, err)
 		return err
 	}
@@ -274,7 +260,7 @@ func (d *Desk) Key(ctx context.Context, tab, key string) error {
 		return err
 	}
 	journal := d.journal()
-	err = h.TakeoverKey(ctx, tab, key)
+	err = onHost(h)
 	journal(ctx, e, err)
 	return err
 }
