@@ -58,7 +58,7 @@ func TestThePageSaysOnlyCatalogueTexts(t *testing.T) {
 		"warn_":       warnKinds(),
 		"policy_":     {"no_substitute", "always_ask", "any_brand"},
 		// needs_person's reasons (browser.ReasonSignInChallenge, shop.ReasonItem…).
-		"needs_reason_": {"sign_in_challenge", "item_gave_up", "item_requested"},
+		"needs_reason_": {"sign_in_challenge", "item_gave_up", "item_requested", "item_agent_asked"},
 	}
 	for prefix, values := range families {
 		if !strings.Contains(js, "t(`"+prefix+"${") {
