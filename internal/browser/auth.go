@@ -447,7 +447,13 @@ func (h *Host) fillCredential(page playwright.Page, s store.LoginStep, ms *float
 	if err := kb.Press("Delete"); err != nil {
 		return sanitizeLoginErr(err)
 	}
-	for _, st := range strokes(value) {
+	return typeStrokes(kb, value)
+}
+
+// typeStrokes types text key by key (strokes), its errors without the
+// typed text (sanitizeLoginErr): a password, a code.
+func typeStrokes(kb playwright.Keyboard, text string) error {
+	for _, st := range strokes(text) {
 		var err error
 		if st.key != "" {
 			err = kb.Press(st.key)

@@ -196,20 +196,7 @@ func (h *Host) TakeoverType(ctx context.Context, tab, text string) error {
 	defer ht.mu.Unlock()
 	h.log.Info("take-over: type", "tab", tab, "chars", len([]rune(text)))
 	kb := ht.page.Keyboard()
-	return h.input(ctx, ht, "type", func() error {
-		for _, st := range strokes(text) {
-			var err error
-			if st.key != "" {
-				err = kb.Press(st.key)
-			} else {
-				err = kb.InsertText(st.insert)
-			}
-			if err != nil {
-				return sanitizeLoginErr(err)
-			}
-		}
-		return nil
-	})
+	return h.input(ctx, ht, "type", func() error { return typeStrokes(kb, text) })
 }
 
 // TakeoverKey presses one key (Enter, Tab, Backspace…) in the held tab:
