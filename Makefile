@@ -30,9 +30,17 @@ lint:
 
 ## test: everything, with the race detector; prints go test's ok/FAIL lines and failures,
 ## then "make test: N packages ok in M s" and the 10 slowest tests (scripts/testsummary)
+## The packages whose tests take longest start first (measured: docs/testing.md, "Round four"),
+## every other package after them; one test binary more than there are cores runs at a time, so a
+## binary waiting on Chromium or a fake leaves no core idle.
+TEST_FIRST := ./internal/app ./internal/browser ./cmd/gemini-supply ./internal/eval \
+  ./internal/homeassistant ./internal/panel ./internal/shoppinglist ./internal/scripted \
+  ./internal/telegram ./internal/agent ./internal/demostore
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 test: lint
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
-	@$(SETUP); $(GO) test -race -count=1 -timeout 50m -json ./... | bin/testsummary
+	@$(SETUP); $(GO) test -race -count=1 -p $(TEST_P) -timeout 50m -json $(TEST_FIRST) ./... \
+	  | tee bin/test-events.json | bin/testsummary
 
 ## bench: benchmarks (speed and memory are shown here, never asserted in tests)
 bench:

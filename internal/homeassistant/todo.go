@@ -409,6 +409,10 @@ func (p *TodoProvider) apply(ctx context.Context, uid, what string, want wantFun
 			wait = min(wait*2, notLoadedWait)
 			continue
 		}
+		if err != nil && last != nil && ctx.Err() != nil {
+			// The deadline cut a read again: why it was waiting is the news.
+			return fmt.Errorf("%w (%w)", err, last)
+		}
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,9 @@ var (
 	trailingQtyRE = regexp.MustCompile(`(?:\s+[x×]\s*\d+|\s+\d+\s*[x×]|\s*\(\s*\d+\s*\))$`)
 )
 
+// maxKeyInput bounds the text Key normalises (Key).
+const maxKeyInput = 4 << 10
+
 // units are words that make a leading number a size ("2 l milk", "500 g
 // butter") rather than a quantity ("2 bananas").
 var units = map[string]bool{
@@ -32,7 +35,15 @@ var units = map[string]bool{
 // Qualifiers stay part of the key, so "organic milk" and "milk" are different
 // keys; that is how a remembered product for "milk" is kept away from a list
 // entry that names a brand or other qualifiers (see Store.Lookup).
+//
+// A text longer than maxKeyInput bytes has no key (""): no list item is
+// that long (report.MaxNameRunes runes and a few #tags), and normalising a
+// megabyte — a key written by hand into the product memory, say — costs
+// seconds of regular-expression work for a key nothing can match.
 func Key(itemName string) string {
+	if len(itemName) > maxKeyInput {
+		return ""
+	}
 	s := strings.ToLower(itemName)
 	s = tagRE.ReplaceAllString(s, " ")
 	// Each pass only removes text, so this reaches a fixed point quickly;

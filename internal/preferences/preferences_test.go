@@ -57,6 +57,18 @@ func TestKey(t *testing.T) {
 	}
 }
 
+// TestKeyOfAnOverlongText: the longest item a list may hold, with tags,
+// has its key; a text past maxKeyInput has none (and costs nothing).
+func TestKeyOfAnOverlongText(t *testing.T) {
+	longest := strings.Repeat("é", 200) + " #404 #failed" // report.MaxNameRunes runes, two bytes each
+	if got := Key(longest); got != strings.Repeat("é", 200) {
+		t.Errorf("Key of the longest item = %.40q…, want its 200 letters", got)
+	}
+	if got := Key(strings.Repeat("k", maxKeyInput+1)); got != "" {
+		t.Errorf("Key of a %d-byte text = %.40q…, want none", maxKeyInput+1, got)
+	}
+}
+
 // TestKeyFoldsSingularAndPlural checks that both forms of common grocery
 // words meet at one key.
 func TestKeyFoldsSingularAndPlural(t *testing.T) {
