@@ -30,12 +30,13 @@ lint:
 
 ## test: everything, with the race detector; prints go test's ok/FAIL lines and failures,
 ## then "make test: N packages ok in M s" and the 10 slowest tests (scripts/testsummary)
-## The packages whose tests take longest start first (measured: docs/testing.md, "Round four"),
-## every other package after them; one test binary more than there are cores runs at a time, so a
+## The three longest packages start first, then the ones that mostly wait (Telegram's and the
+## agent's timeouts) beside them, then the rest by length, every other package after them (measured:
+## docs/testing.md, "Round four"); one test binary more than there are cores runs at a time, so a
 ## binary waiting on Chromium or a fake leaves no core idle.
-TEST_FIRST := ./internal/app ./internal/browser ./cmd/gemini-supply ./internal/eval \
-  ./internal/homeassistant ./internal/panel ./internal/shoppinglist ./internal/scripted \
-  ./internal/telegram ./internal/agent ./internal/demostore
+TEST_FIRST := ./internal/app ./internal/browser ./cmd/gemini-supply ./internal/telegram \
+  ./internal/agent ./internal/shoppinglist ./internal/eval ./internal/homeassistant ./internal/panel \
+  ./internal/scripted ./internal/demostore
 TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 test: lint
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
