@@ -10,62 +10,31 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/procstat"
 )
 
 // chromiumCPU adds to last the CPU time (user + system, /proc/<pid>/stat)
 // of each Chromium process this process started, by pid: sampled during a
 // run, the last sample of a process that ended still counts.
 func chromiumCPU(last map[int]time.Duration) {
-	walkTree(func(pid int, comm string, stat []string) {
-		if strings.HasPrefix(comm, "chrom") && len(stat) > 12 {
-			ut, _ := strconv.ParseInt(stat[11], 10, 64)
-			st, _ := strconv.ParseInt(stat[12], 10, 64)
-			last[pid] = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+	walkTree(func(pid int, p procstat.Proc) {
+		if strings.HasPrefix(p.Comm, "chrom") {
+			last[pid] = p.CPU
 		}
 	})
 }
 
-// walkTree calls f for every process this process started (and itself),
-// with its command name and the fields of its stat after the name.
-func walkTree(f func(pid int, comm string, stat []string)) {
-	type proc struct {
-		ppid int
-		comm string
-		stat []string
-	}
-	procs := map[int]proc{}
-	entries, err := os.ReadDir("/proc")
+// walkTree calls f for every process this process started (and itself).
+func walkTree(f func(pid int, p procstat.Proc)) {
+	procs, err := procstat.All()
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fs := strings.Fields(s[end+1:])
-		if len(fs) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fs[1])
-		procs[pid] = proc{ppid: ppid, comm: s[open+1 : end], stat: fs}
-	}
 	self := os.Getpid()
 	for pid, p := range procs {
-		for q := pid; q > 1; q = procs[q].ppid {
-			if q == self {
-				f(pid, p.comm, p.stat)
-				break
-			}
+		if procstat.Descends(procs, pid, self) {
+			f(pid, p)
 		}
 	}
 }
@@ -78,7 +47,7 @@ func walkTree(f func(pid int, comm string, stat []string)) {
 // shared pages once per process).
 func treePSS() int64 {
 	var sum int64
-	walkTree(func(pid int, _ string, _ []string) { sum += pss(pid) })
+	walkTree(func(pid int, _ procstat.Proc) { sum += pss(pid) })
 	return sum
 }
 

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// clockTick is the kernel's USER_HZ: /proc/<pid>/stat counts CPU time in
-// these ticks (100 per second on Linux).
-const clockTick = 10 * time.Millisecond
+	"github.com/gemini-supply/gemini-supply/internal/procstat"
+)
 
 // chromiumProc is one Chromium process this test process started: its
 // kind ("browser", "renderer", "gpu-process", "utility"…: its --type) and
@@ -26,50 +24,15 @@ type chromiumProc struct {
 // programs' browsers on a shared machine are not counted.
 func chromiumProcs(tb testing.TB) map[int]chromiumProc {
 	tb.Helper()
-	parent := map[int]int{}
-	procs := map[int]chromiumProc{}
-	entries, err := os.ReadDir("/proc")
+	all, err := procstat.All()
 	if err != nil {
 		tb.Skipf("no /proc to read CPU times from: %v", err)
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid … utime(14) stime(15): comm may hold spaces.
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 13 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		parent[pid] = ppid
-		if strings.HasPrefix(s[open+1:end], "chrom") {
-			ut, _ := strconv.ParseInt(f[11], 10, 64)
-			st, _ := strconv.ParseInt(f[12], 10, 64)
-			procs[pid] = chromiumProc{kind: processKind(pid), cpu: time.Duration(ut+st) * clockTick}
-		}
-	}
+	procs := map[int]chromiumProc{}
 	self := os.Getpid()
-	for pid := range procs {
-		mine := false
-		for p := pid; p > 1; p = parent[p] {
-			if p == self {
-				mine = true
-				break
-			}
-		}
-		if !mine {
-			delete(procs, pid)
+	for pid, p := range all {
+		if strings.HasPrefix(p.Comm, "chrom") && procstat.Descends(all, pid, self) {
+			procs[pid] = chromiumProc{kind: processKind(pid), cpu: p.CPU}
 		}
 	}
 	return procs

@@ -24,12 +24,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gemini-supply/gemini-supply/internal/procstat"
 )
 
 const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER (linux/prctl.h)
-
-// clockTick is USER_HZ: /proc/<pid>/stat counts CPU time in these ticks.
-const clockTick = 10 * time.Millisecond
 
 var (
 	subType  = regexp.MustCompile(`--utility-sub-type=(\S+)`)
@@ -37,8 +36,8 @@ var (
 )
 
 type proc struct {
-	kind  string
-	ticks int
+	kind string
+	cpu  time.Duration // user + system so far
 }
 
 func main() {
@@ -86,31 +85,12 @@ func main() {
 	os.Exit(code)
 }
 
-// sample records the CPU ticks of every descendant of root.
+// sample records the CPU time of every descendant of root.
 func sample(root int, seen map[int]*proc) {
+	procs, _ := procstat.All()
 	children := map[int][]int{}
-	ticks := map[int]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid … utime(14) stime(15): comm may hold spaces.
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 13 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		ut, _ := strconv.Atoi(f[11])
-		st, _ := strconv.Atoi(f[12])
-		children[ppid] = append(children[ppid], pid)
-		ticks[pid] = ut + st
+	for pid, p := range procs {
+		children[p.PPID] = append(children[p.PPID], pid)
 	}
 	for stack := []int{root}; len(stack) > 0; {
 		p := stack[len(stack)-1]
@@ -122,7 +102,7 @@ func sample(root int, seen map[int]*proc) {
 			if seen[c] == nil || seen[c].kind == "chromium zygote" || seen[c].kind == "?" {
 				seen[c] = &proc{kind: kind(c)}
 			}
-			seen[c].ticks = ticks[c]
+			seen[c].cpu = procs[c].CPU
 		}
 	}
 }
@@ -157,7 +137,7 @@ func report(seen map[int]*proc) {
 	sum, count := map[string]time.Duration{}, map[string]int{}
 	var total time.Duration
 	for _, p := range seen {
-		d := time.Duration(p.ticks) * clockTick
+		d := p.cpu
 		sum[p.kind] += d
 		count[p.kind]++
 		total += d
