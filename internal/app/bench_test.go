@@ -16,6 +16,15 @@ import (
 var benchItems = []string{"bananas", "carrots", "sourdough bread", "spaghetti", "sugar", "apple juice",
 	"olive oil", "milk", "tomatoes", "potatoes", "bagels", "orange juice"}
 
+// benchPSSEvery is how often the bench samples the run's PSS
+// (GEMINI_SUPPLY_BENCH_PSS_EVERY, a Go duration; default 1 s): see sampleRun.
+var benchPSSEvery = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("GEMINI_SUPPLY_BENCH_PSS_EVERY")); err == nil && d > 0 {
+		return d
+	}
+	return time.Second
+}()
+
 // benchDelay is the fake model's answer delay (GEMINI_SUPPLY_BENCH_MODEL_DELAY,
 // a Go duration; default 1 s).
 func benchDelay(b *testing.B) time.Duration {
@@ -129,7 +138,7 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 	defer func() { _ = r.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	stopSampling := sampleRun(250 * time.Millisecond)
+	stopSampling := sampleRun(250*time.Millisecond, benchPSSEvery)
 	b.StartTimer()
 	res, err := r.Shop(ctx, runstatus.Request{Source: "bench"})
 	b.StopTimer()

@@ -68,23 +68,35 @@ func pss(pid int) int64 {
 	return 0
 }
 
-// sampleRun samples treePSS and the Chromium processes' CPU every
-// interval until stop is called, which returns the peak PSS (bytes) and
-// the CPU the run's Chromium processes used.
-func sampleRun(interval time.Duration) (stop func() (peak int64, cpu time.Duration)) {
+// sampleRun samples the Chromium processes' CPU every cpuEvery and
+// treePSS every pssEvery (a multiple of cpuEvery) until stop is called,
+// which returns the peak PSS (bytes) and the CPU the run's Chromium
+// processes used.
+//
+// Reading smaps_rollup makes the kernel walk every mapping of the process:
+// for the ~25 processes of a 4-tab run that cost about 0.8 ms each, 3.4
+// CPU-s of a 45 s run at a 250 ms interval, taken from the cores the run
+// is measured on (docs/browser.md, "Memory"). A tab's pages live for
+// seconds, so a PSS sample a second is enough for the peak; the CPU
+// counters (/proc/<pid>/stat) are cheap and sampled more often so that a
+// renderer that ends with its tab loses little.
+func sampleRun(cpuEvery, pssEvery time.Duration) (stop func() (peak int64, cpu time.Duration)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var peak int64
 	last := map[int]time.Duration{}
 	chromiumCPU(last)
 	before := maps.Clone(last) // processes from before the run (none, usually)
+	every := max(1, int(pssEvery/cpuEvery))
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(interval)
+		t := time.NewTicker(cpuEvery)
 		defer t.Stop()
-		for {
-			peak = max(peak, treePSS())
+		for tick := 0; ; tick++ {
+			if tick%every == 0 {
+				peak = max(peak, treePSS())
+			}
 			chromiumCPU(last)
 			select {
 			case <-ctx.Done():
