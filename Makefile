@@ -29,7 +29,9 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 ## test: everything, with the race detector; prints go test's ok/FAIL lines and failures,
-## then "make test: N packages ok in M s" and the 10 slowest tests (scripts/testsummary)
+## then "make test: N packages ok in M s", the suite's CPU by package and the 10 slowest tests
+## (scripts/testsummary). Every test binary runs under scripts/reap, which logs the CPU of the
+## binary and of everything it started (Chromium, the driver) to bin/test-cpu.log.
 ## The three longest packages start first, then the ones that mostly wait (Telegram's and the
 ## agent's timeouts) beside them, then the rest by length, every other package after them (measured:
 ## docs/testing.md, "Round four"); one test binary more than there are cores runs at a time, so a
@@ -40,8 +42,11 @@ TEST_FIRST := ./internal/app ./internal/browser ./cmd/gemini-supply ./internal/t
 TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 test: lint
 	@$(GO) build -o bin/testsummary ./scripts/testsummary
-	@$(SETUP); $(GO) test -race -count=1 -p $(TEST_P) -timeout 50m -json $(TEST_FIRST) ./... \
-	  | tee bin/test-events.json | bin/testsummary
+	@$(GO) build -o bin/reap ./scripts/reap
+	@rm -f bin/test-cpu.log
+	@$(SETUP); REAP_LOG="$(CURDIR)/bin/test-cpu.log" REAP_GRACE=30s \
+	  $(GO) test -race -count=1 -p $(TEST_P) -exec "$(CURDIR)/bin/reap" -timeout 50m -json $(TEST_FIRST) ./... \
+	  | tee bin/test-events.json | bin/testsummary -cpu bin/test-cpu.log
 
 ## bench: benchmarks (speed and memory are shown here, never asserted in tests)
 bench:

@@ -260,6 +260,18 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	click(t, page, fst(ProductAddButton()), snd(ProductAddButton()))
 	eventually(t, "bananas in the cart", func() bool { return cartQuantities(s)["bananas-bunch"] == 1 })
 
+	// The product page's express-checkout widget reaches checkout and
+	// places orders when nothing stops it: its tricks are real (the agent's
+	// browser policy is tested against them in package browser). Waited
+	// for here, while its page is shown: the widget asks for expressDonePath
+	// once every trick has settled, which a page left earlier never does
+	// (on a loaded machine the SPA navigation below came first, and the
+	// wait could only time out).
+	eventually(t, "the express-checkout widget's tricks to reach the store", func() bool {
+		r := s.Requests()
+		return s.CheckoutHits() > 0 && r["POST www.metro.ca /api/checkout/place-order"] > 0 && r["GET www.metro.ca "+expressDonePath] > 0
+	})
+
 	// SPA navigation: pushState swaps the content without a document load.
 	if _, err := page.Evaluate(`() => { window.__sameDocument = true; }`); err != nil {
 		t.Fatal(err)
@@ -305,13 +317,6 @@ func TestChromiumLayoutAndFlow(t *testing.T) {
 	if s.EvilHits() == 0 {
 		t.Fatal("evil.example pixel was never requested: the counter cannot prove a block")
 	}
-	// Likewise the product page's express-checkout widget reaches checkout
-	// and places orders when nothing stops it: its tricks are real (the
-	// agent's browser policy is tested against them in package browser).
-	eventually(t, "the express-checkout widget's tricks to reach the store", func() bool {
-		r := s.Requests()
-		return s.CheckoutHits() > 0 && r["POST www.metro.ca /api/checkout/place-order"] > 0 && r["GET www.metro.ca "+expressDonePath] > 0
-	})
 	if os.Getenv("DEMOSTORE_SHOTS") != "" {
 		gotoURL(t, page, s.BaseURL()+"/fr/epicerie-en-ligne/recherche?filtre=pommes")
 		shot(t, page, "french")

@@ -4,10 +4,15 @@
 // slowest tests:
 //
 //	make test: 37 packages ok in 412 s
+//	cpu: 780 CPU-s, 95 % of 2 cores for 412 s; by package: internal/app 410, …
 //	slowest tests:
 //	   48.1 s  internal/app  TestShopEndToEnd
 //	   …
 //	tests: 612 passed, 0 failed, 0 skipped
+//
+// The cpu line is printed with -cpu FILE: the lines scripts/reap appended
+// there (REAP_LOG) for each test binary, its directory and the user+sys CPU
+// of the binary and every process it started (Chromium, the driver).
 //
 // It exits 1 when a package failed or did not build, so `go test -json … |
 // testsummary` in a pipefail shell keeps the suite's exit code. make test
@@ -21,7 +26,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,9 +37,19 @@ import (
 func main() {
 	slowest := flag.Int("slowest", 10, "how many of the slowest tests to list")
 	prefix := flag.String("trim", "github.com/gemini-supply/gemini-supply/", "module path trimmed from package names in the summary")
+	cpuLog := flag.String("cpu", "", "file where scripts/reap logged each test binary's CPU (REAP_LOG)")
 	flag.Parse()
 	start := time.Now()
 	s := newSummary(os.Stdout, *prefix)
+	if *cpuLog != "" {
+		root, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
+			os.Exit(2)
+		}
+		s.cpu = func() ([]pkgCPU, error) { return readCPULog(*cpuLog, root) }
+		s.cores = runtime.NumCPU()
+	}
 	if err := s.read(os.Stdin); err != nil {
 		fmt.Fprintf(os.Stderr, "testsummary: reading go test -json: %v\n", err)
 		os.Exit(2)
@@ -74,6 +92,10 @@ type summary struct {
 	times                                  []testTime
 	// nonJSON counts lines that were not test2json events (printed as is)
 	nonJSON int
+	// cpu, when set, reads the CPU of each test binary (-cpu); cores is
+	// what the machine has.
+	cpu   func() ([]pkgCPU, error)
+	cores int
 }
 
 func newSummary(out io.Writer, prefix string) *summary {
@@ -193,6 +215,9 @@ func (s *summary) finish(took time.Duration, slowest int) bool {
 		}
 		fmt.Fprintln(s.out)
 	}
+	if s.cpu != nil {
+		s.printCPU(took)
+	}
 	ts := slowestTests(s.times, slowest)
 	if len(ts) > 0 {
 		fmt.Fprintf(s.out, "slowest tests:\n")
@@ -218,4 +243,80 @@ func slowestTests(ts []testTime, n int) []testTime {
 		return strings.Compare(a.pkg+" "+a.test, b.pkg+" "+b.test)
 	})
 	return c[:min(n, len(c))]
+}
+
+// pkgCPU is one test binary's run as scripts/reap logged it.
+type pkgCPU struct {
+	pkg string  // the package's directory, relative to the module root
+	cpu float64 // user+sys seconds of the binary and what it started
+}
+
+// readCPULog reads the lines scripts/reap appends to REAP_LOG:
+// "<quoted dir> wall user sys". A line it cannot read is skipped (a line
+// cut short by a killed reap says nothing true).
+func readCPULog(path, root string) ([]pkgCPU, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []pkgCPU
+	for _, line := range strings.Split(string(b), "\n") {
+		q, err := strconv.QuotedPrefix(line)
+		if err != nil {
+			continue
+		}
+		dir, _ := strconv.Unquote(q)
+		f := strings.Fields(line[len(q):])
+		if len(f) != 3 {
+			continue
+		}
+		user, err1 := strconv.ParseFloat(f[1], 64)
+		sys, err2 := strconv.ParseFloat(f[2], 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			dir = filepath.ToSlash(rel)
+		}
+		out = append(out, pkgCPU{pkg: dir, cpu: user + sys})
+	}
+	return out, nil
+}
+
+// printCPU prints the suite's CPU, what share of the machine's cores it
+// kept busy over the run, and the packages that used the most.
+func (s *summary) printCPU(took time.Duration) {
+	pkgs, err := s.cpu()
+	if err != nil || len(pkgs) == 0 {
+		fmt.Fprintf(s.out, "cpu: not measured (%v)\n", orNone(err, "no test binary was logged"))
+		return
+	}
+	var total float64
+	for _, p := range pkgs {
+		total += p.cpu
+	}
+	slices.SortStableFunc(pkgs, func(a, b pkgCPU) int {
+		switch {
+		case a.cpu > b.cpu:
+			return -1
+		case a.cpu < b.cpu:
+			return 1
+		}
+		return strings.Compare(a.pkg, b.pkg)
+	})
+	fmt.Fprintf(s.out, "cpu: %.0f CPU-s, %.0f %% of %d cores for %.0f s; by package:", total, 100*total/(float64(max(s.cores, 1))*max(took.Seconds(), 1)), s.cores, took.Seconds())
+	for i, p := range pkgs[:min(len(pkgs), 6)] {
+		if i > 0 {
+			fmt.Fprint(s.out, ",")
+		}
+		fmt.Fprintf(s.out, " %s %.0f", p.pkg, p.cpu)
+	}
+	fmt.Fprintln(s.out)
+}
+
+func orNone(err error, none string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return none
 }

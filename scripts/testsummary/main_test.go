@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +90,38 @@ func TestSummaryAllPassing(t *testing.T) {
 	}
 	if got := out.String(); !strings.Contains(got, "\nmake test: 1 packages ok in 61 s\nslowest tests:\n") {
 		t.Errorf("summary line missing:\n%s", got)
+	}
+}
+
+// TestSummaryCPUPerPackage: with -cpu, the line after the summary gives the
+// suite's CPU from reap's log, its share of the cores over the run, and the
+// packages that used the most; a line reap could not finish is skipped.
+func TestSummaryCPUPerPackage(t *testing.T) {
+	root := t.TempDir()
+	log := filepath.Join(root, "cpu.log")
+	lines := fmt.Sprintf("%q 300.10 250.00 50.00\n%q 2.00 1.50 0.50\n%q 80.00 90.00 10.00\n%q 1.0",
+		filepath.Join(root, "internal", "app"), filepath.Join(root, "internal", "money"), filepath.Join(root, "cmd", "x"), filepath.Join(root, "internal", "cut"))
+	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s := newSummary(&out, "m/")
+	s.cpu = func() ([]pkgCPU, error) { return readCPULog(log, root) }
+	s.cores = 2
+	if err := s.read(strings.NewReader(stream[:strings.Index(stream, `{"Action":"run","Package":"m/bad"`)])); err != nil {
+		t.Fatal(err)
+	}
+	s.finish(250*time.Second, 10)
+	want := "\nmake test: 1 packages ok in 250 s\ncpu: 402 CPU-s, 80 % of 2 cores for 250 s; by package: internal/app 300, cmd/x 100, internal/money 2\nslowest tests:\n"
+	if got := out.String(); !strings.Contains(got, want) {
+		t.Errorf("output lacks %q:\n%s", want, got)
+	}
+
+	out.Reset()
+	s = newSummary(&out, "m/")
+	s.cpu = func() ([]pkgCPU, error) { return readCPULog(filepath.Join(root, "missing"), root) }
+	s.finish(time.Second, 1)
+	if got := out.String(); !strings.Contains(got, "cpu: not measured (") {
+		t.Errorf("a missing log is not said:\n%s", got)
 	}
 }
