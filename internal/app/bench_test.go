@@ -18,12 +18,17 @@ var benchItems = []string{"bananas", "carrots", "sourdough bread", "spaghetti", 
 
 // benchPSSEvery is how often the bench samples the run's PSS
 // (GEMINI_SUPPLY_BENCH_PSS_EVERY, a Go duration; default 1 s): see sampleRun.
-var benchPSSEvery = func() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("GEMINI_SUPPLY_BENCH_PSS_EVERY")); err == nil && d > 0 {
-		return d
+func benchPSSEvery(b *testing.B) time.Duration {
+	v := os.Getenv("GEMINI_SUPPLY_BENCH_PSS_EVERY")
+	if v == "" {
+		return time.Second
 	}
-	return time.Second
-}()
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		b.Fatalf("GEMINI_SUPPLY_BENCH_PSS_EVERY=%q: want a positive Go duration (%v)", v, err)
+	}
+	return d
+}
 
 // benchDelay is the fake model's answer delay (GEMINI_SUPPLY_BENCH_MODEL_DELAY,
 // a Go duration; default 1 s).
@@ -138,7 +143,7 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 	defer func() { _ = r.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	stopSampling := sampleRun(250*time.Millisecond, benchPSSEvery)
+	stopSampling := sampleRun(250*time.Millisecond, benchPSSEvery(b))
 	b.StartTimer()
 	res, err := r.Shop(ctx, runstatus.Request{Source: "bench"})
 	b.StopTimer()
