@@ -21,7 +21,9 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,8 +49,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "testsummary: %v\n", err)
 			os.Exit(2)
 		}
-		s.cpu = func() ([]pkgCPU, error) { return readCPULog(*cpuLog, root) }
-		s.cores = runtime.NumCPU()
+		s.cpuLog, s.root, s.cores = *cpuLog, root, runtime.NumCPU()
 	}
 	if err := s.read(os.Stdin); err != nil {
 		fmt.Fprintf(os.Stderr, "testsummary: reading go test -json: %v\n", err)
@@ -92,10 +93,10 @@ type summary struct {
 	times                                  []testTime
 	// nonJSON counts lines that were not test2json events (printed as is)
 	nonJSON int
-	// cpu, when set, reads the CPU of each test binary (-cpu); cores is
-	// what the machine has.
-	cpu   func() ([]pkgCPU, error)
-	cores int
+	// cpuLog, when set, is reap's log of each test binary's CPU (-cpu);
+	// root is the module's directory, cores what the machine has.
+	cpuLog, root string
+	cores        int
 }
 
 func newSummary(out io.Writer, prefix string) *summary {
@@ -215,7 +216,7 @@ func (s *summary) finish(took time.Duration, slowest int) bool {
 		}
 		fmt.Fprintln(s.out)
 	}
-	if s.cpu != nil {
+	if s.cpuLog != "" {
 		s.printCPU(took)
 	}
 	ts := slowestTests(s.times, slowest)
@@ -234,13 +235,7 @@ func (s *summary) finish(took time.Duration, slowest int) bool {
 func slowestTests(ts []testTime, n int) []testTime {
 	c := slices.Clone(ts)
 	slices.SortStableFunc(c, func(a, b testTime) int {
-		switch {
-		case a.elapsed > b.elapsed:
-			return -1
-		case a.elapsed < b.elapsed:
-			return 1
-		}
-		return strings.Compare(a.pkg+" "+a.test, b.pkg+" "+b.test)
+		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), strings.Compare(a.pkg+" "+a.test, b.pkg+" "+b.test))
 	})
 	return c[:min(n, len(c))]
 }
@@ -286,9 +281,12 @@ func readCPULog(path, root string) ([]pkgCPU, error) {
 // printCPU prints the suite's CPU, what share of the machine's cores it
 // kept busy over the run, and the packages that used the most.
 func (s *summary) printCPU(took time.Duration) {
-	pkgs, err := s.cpu()
-	if err != nil || len(pkgs) == 0 {
-		fmt.Fprintf(s.out, "cpu: not measured (%v)\n", orNone(err, "no test binary was logged"))
+	pkgs, err := readCPULog(s.cpuLog, s.root)
+	if err == nil && len(pkgs) == 0 {
+		err = errors.New("no test binary was logged")
+	}
+	if err != nil {
+		fmt.Fprintf(s.out, "cpu: not measured (%v)\n", err)
 		return
 	}
 	var total float64
@@ -296,13 +294,7 @@ func (s *summary) printCPU(took time.Duration) {
 		total += p.cpu
 	}
 	slices.SortStableFunc(pkgs, func(a, b pkgCPU) int {
-		switch {
-		case a.cpu > b.cpu:
-			return -1
-		case a.cpu < b.cpu:
-			return 1
-		}
-		return strings.Compare(a.pkg, b.pkg)
+		return cmp.Or(cmp.Compare(b.cpu, a.cpu), strings.Compare(a.pkg, b.pkg))
 	})
 	fmt.Fprintf(s.out, "cpu: %.0f CPU-s, %.0f %% of %d cores for %.0f s; by package:", total, 100*total/(float64(max(s.cores, 1))*max(took.Seconds(), 1)), s.cores, took.Seconds())
 	for i, p := range pkgs[:min(len(pkgs), 6)] {
@@ -312,11 +304,4 @@ func (s *summary) printCPU(took time.Duration) {
 		fmt.Fprintf(s.out, " %s %.0f", p.pkg, p.cpu)
 	}
 	fmt.Fprintln(s.out)
-}
-
-func orNone(err error, none string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return none
 }

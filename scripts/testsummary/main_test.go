@@ -106,8 +106,7 @@ func TestSummaryCPUPerPackage(t *testing.T) {
 	}
 	var out bytes.Buffer
 	s := newSummary(&out, "m/")
-	s.cpu = func() ([]pkgCPU, error) { return readCPULog(log, root) }
-	s.cores = 2
+	s.cpuLog, s.root, s.cores = log, root, 2
 	if err := s.read(strings.NewReader(stream[:strings.Index(stream, `{"Action":"run","Package":"m/bad"`)])); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func TestSummaryCPUPerPackage(t *testing.T) {
 
 	out.Reset()
 	s = newSummary(&out, "m/")
-	s.cpu = func() ([]pkgCPU, error) { return readCPULog(filepath.Join(root, "missing"), root) }
+	s.cpuLog, s.root = filepath.Join(root, "missing"), root
 	s.finish(time.Second, 1)
 	if got := out.String(); !strings.Contains(got, "cpu: not measured (") {
 		t.Errorf("a missing log is not said:\n%s", got)
