@@ -42,21 +42,15 @@ func mouseButton(b screen.Button) (*playwright.MouseButton, error) {
 	return nil, &InputError{Input: string(b), Reason: "unknown mouse button (left, right or middle)"}
 }
 
-// Screenshot returns the viewport as PNG (or JPEG, per Options). With the
-// store's auth marker on every page, a store page without it returns
-// ErrAuthExpired instead (unless Options.SkipAuthCheck).
+// Screenshot returns the viewport as PNG (or JPEG, per Options), the
+// focused field's caret hidden (capture). With the store's auth marker on
+// every page, a store page without it returns ErrAuthExpired instead
+// (unless Options.SkipAuthCheck).
 func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
 	var out []byte
 	err := t.act(ctx, "screenshot", false, func(c call) error {
 		if err := t.checkSignedIn(c); err != nil {
 			return err
-		}
-		o := playwright.PageScreenshotOptions{Timeout: c.ms(), Scale: playwright.ScreenshotScaleCss}
-		if t.h.opts.ScreenshotFormat == "jpeg" {
-			o.Type = playwright.ScreenshotTypeJpeg
-			o.Quality = playwright.Int(t.h.opts.JPEGQuality)
-		} else {
-			o.Type = playwright.ScreenshotTypePng
 		}
 		if t.g.keeperSess == nil {
 			// Tabs share one window (no CDP to open windows): only the
@@ -67,7 +61,7 @@ func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
 				return err
 			}
 		}
-		b, err := t.page.Screenshot(o)
+		b, err := t.capture(t.h.opts.ScreenshotFormat, t.h.opts.JPEGQuality)
 		out = b
 		return err
 	})

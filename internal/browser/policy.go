@@ -348,7 +348,7 @@ func (h *Host) guard(g *generation, page playwright.Page, st *pageState) error {
 		})
 	})
 	st.mu.Lock()
-	st.guardSess = sess
+	st.guardSess, st.mainFrame = sess, mainFrameID
 	st.mu.Unlock()
 	// The session's Page domain must be on for its scripts to run.
 	if _, err := sess.Send("Page.enable", nil); err != nil {

@@ -32,6 +32,7 @@ type pageState struct {
 	sentToLogin bool          // the store sent the tab to its identity site (blocked) since the last navigation
 	cart        cartLedger    // the tab's cart-changing requests
 	guardSess   playwright.CDPSession
+	mainFrame   string       // the tab's main frame's CDP id ("": unknown)
 	replayOnly  bool         // the tab loads only what a replay needs (diet.go)
 	readOnly    bool         // the tab is a reader: no request but GET or HEAD leaves it (reader.go)
 	cartLimit   CartLimit    // asked before each add (cartlimit.go); nil: none
