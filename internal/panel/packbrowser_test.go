@@ -150,6 +150,13 @@ func TestReviewPackInChromium(t *testing.T) {
 // selector finds.
 func openPanel(t *testing.T, p *Panel, bus *runstatus.Bus, opts playwright.BrowserNewPageOptions) (page playwright.Page, text func(sel string) string) {
 	t.Helper()
+	return openPanelWith(t, p, bus, opts, nil)
+}
+
+// openPanelWith is openPanel with before run on the page before it loads
+// the panel (a route, say).
+func openPanelWith(t *testing.T, p *Panel, bus *runstatus.Bus, opts playwright.BrowserNewPageOptions, before func(playwright.Page)) (page playwright.Page, text func(sel string) string) {
+	t.Helper()
 	sub := bus.Subscribe(16)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -162,6 +169,9 @@ func openPanel(t *testing.T, p *Panel, bus *runstatus.Bus, opts playwright.Brows
 		t.Fatal(err)
 	}
 	page.SetDefaultTimeout(60000)
+	if before != nil {
+		before(page)
+	}
 	if _, err := page.Goto(srv.URL + "/"); err != nil {
 		t.Fatal(err)
 	}

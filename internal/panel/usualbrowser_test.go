@@ -81,3 +81,46 @@ func TestStartFromTheUsualInChromium(t *testing.T) {
 	}
 	testwait.Until(t, "the proposal to close", 60*time.Second, func() bool { v, _ := page.Locator("#usual").IsVisible(); return !v })
 }
+
+// TestATapWhileTheTextsLoadIsNotLost: the panel's controls answer from the
+// moment the page is there, before its texts (api/messages) have come — a
+// tap on "Start from the usual" on a slow phone or a busy add-on opened
+// nothing when the buttons were wired only after the texts had loaded
+// (TestStartFromTheUsualInChromium failed that way under load).
+func TestATapWhileTheTextsLoadIsNotLost(t *testing.T) {
+	c := &control{}
+	p, err := New(Options{Start: c.start, Stop: c.stop,
+		Usual: func(context.Context) (UsualProposal, error) {
+			return UsualProposal{Items: []UsualItem{{Name: "Ground Coffee", Source: "order", Reason: "every 14 days"}}}, nil
+		},
+		AddUsual: func(context.Context, []string) error { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	page, _ := openPanelWith(t, p, &runstatus.Bus{}, playwright.BrowserNewPageOptions{}, func(page playwright.Page) {
+		if err := page.Route("**/api/messages", func(r playwright.Route) {
+			close(held)
+			<-release
+			_ = r.Continue()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	select {
+	case <-held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the page never asked for its texts")
+	}
+	if err := page.Locator("#usual-open").Click(); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the proposal, opened while the texts were still loading", 60*time.Second, func() bool {
+		n, _ := page.Locator("#usual-list li").Count()
+		return n == 1
+	})
+	once.Do(func() { close(release) })
+}

@@ -1042,14 +1042,8 @@ async function loadSlots() {
 // --- start ------------------------------------------------------------------
 
 async function boot() {
-  try {
-    const m = await getJSON('api/messages');
-    TEXTS = m.texts || {};
-    LANG = m.lang || LANG;
-  } catch (e) {
-    showNotice(e.message);
-  }
-  followTheme();
+  // Every control is wired before anything is awaited: a tap while the
+  // texts load (a slow phone, a busy add-on) is not lost.
   if ($('usual-open')) wireUsual();
   $('start').addEventListener('click', () => startWithPreview(false));
   $('retry').addEventListener('click', () => startWithPreview(true));
@@ -1075,6 +1069,14 @@ async function boot() {
     select(next);
     $(`tab-${next}`).focus();
   });
+  try {
+    const m = await getJSON('api/messages');
+    TEXTS = m.texts || {};
+    LANG = m.lang || LANG;
+  } catch (e) {
+    showNotice(e.message);
+  }
+  followTheme();
   const events = new EventSource(BASE + 'events');
   events.addEventListener('snapshot', (e) => render(JSON.parse(e.data)));
   events.addEventListener('frame', (e) => {
