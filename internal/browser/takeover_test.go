@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-community/playwright-go"
+
 	"github.com/gemini-supply/gemini-supply/internal/config"
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/store"
@@ -189,7 +191,13 @@ func TestSignInChallengeTakeOver(t *testing.T) {
 	ht, _ := h.heldTab(SignInTab)
 	challengeURL := ht.page.URL()
 	_, _ = ht.page.Evaluate(`() => { location.href = 'https://www.metro.ca/en/online-grocery/checkout' }`)
-	_ = ht.page.WaitForLoadState()
+	// The sign-in tab's document requests go on to the policy proxy, which
+	// refuses the checkout with a page of its own: wait for that page, or
+	// the Goto below races the page's navigation (on a loaded machine it
+	// committed after the Goto had started, which failed as interrupted).
+	if err := ht.page.WaitForURL("**/online-grocery/checkout", playwright.PageWaitForURLOptions{Timeout: playwright.Float(60000)}); err != nil {
+		t.Fatalf("the refused checkout's page: %v", err)
+	}
 	if n := s.CheckoutHits(); n != 0 {
 		t.Fatalf("the take-over reached the checkout %d times", n)
 	}
