@@ -99,11 +99,11 @@ func TestATapWhileTheTextsLoadIsNotLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	var heldOnce, once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	page, _ := openPanelWith(t, p, &runstatus.Bus{}, playwright.BrowserNewPageOptions{}, func(page playwright.Page) {
 		if err := page.Route("**/api/messages", func(r playwright.Route) {
-			close(held)
+			heldOnce.Do(func() { close(held) })
 			<-release
 			_ = r.Continue()
 		}); err != nil {
