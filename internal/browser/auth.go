@@ -15,7 +15,10 @@ import (
 
 // IsAuthenticated reports whether the store shows the signed-in marker in
 // tab t. A tab that is not on the store's site is first sent to its home
-// page; a store page without the marker is reloaded once (it may predate a
+// page — unless the store keeps its session in cookies
+// (store.Profile.SessionInCookies) and the browser has none to send there:
+// then the answer is no at once (a fresh profile; Login still looks for a
+// session before it signs in); a store page without the marker is reloaded once (it may predate a
 // login) before the answer is no. The page is read with readSession: a page
 // that is slow to load is not taken for a signed-out one (the answer is then
 // no only because nothing proves yes; the login's own first check settles it).
@@ -29,6 +32,10 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	var ok bool
 	err := t.act(ctx, "check the session", false, func(c call) error {
 		var err error
+		if h.profile.SessionInCookies && !h.onStoreSite(t.page.URL()) && !h.sendsStoreCookies(t) {
+			h.log.Debug("no store cookie in the browser: signed out, no page loaded")
+			return nil
+		}
 		if h.onStoreSite(t.page.URL()) {
 			if h.readSession(t.page, c.deadline, 0) == sessionSignedIn {
 				ok = true
@@ -53,6 +60,18 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 		return false, err // fn may still be running: ok is not read
 	}
 	return ok, nil
+}
+
+// sendsStoreCookies reports whether the browser would send any cookie with
+// a request for the store's home page; when it cannot tell, it says yes (the
+// page is then loaded and read).
+func (h *Host) sendsStoreCookies(t *Tab) bool {
+	cs, err := t.page.Context().Cookies(h.profile.HomeURL)
+	if err != nil {
+		h.log.Debug("the browser's cookies could not be read", "err", err)
+		return true
+	}
+	return len(cs) > 0
 }
 
 // onStoreSite reports whether raw is an http(s) page on an allowed host.

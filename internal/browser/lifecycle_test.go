@@ -108,7 +108,16 @@ func TestLoginSessionLifecycle(t *testing.T) {
 	if ok, err := h.IsAuthenticated(ctx, tab); err != nil || ok {
 		t.Fatalf("a fresh profile is authenticated? %v, %v", ok, err)
 	}
+	// A fresh profile has no cookie for the store, so it cannot be signed
+	// in: the check says so without asking the store for anything.
+	if n := len(s.Requests()); n != 0 || tab.URL() != "about:blank" {
+		t.Fatalf("the fresh profile's session check loaded %s and sent %d kinds of request: %v", tab.URL(), n, s.Requests())
+	}
 	// A store page without the marker is an expired session.
+	mustDo(t, "open the store", tab.Navigate(ctx, "https://www.metro.ca/en"))
+	if ok, err := h.IsAuthenticated(ctx, tab); err != nil || ok {
+		t.Fatalf("a signed-out store page is authenticated? %v, %v", ok, err)
+	}
 	if _, err := tab.Screenshot(ctx); !errors.Is(err, ErrAuthExpired) {
 		t.Fatalf("Screenshot of a signed-out store page: %v, want ErrAuthExpired", err)
 	}

@@ -349,8 +349,9 @@ func (r *run) ensureLogin(ctx context.Context) error {
 		return fmt.Errorf("open a browser tab: %w", err)
 	}
 	defer func() { _ = tab.Close() }()
-	// IsAuthenticated opens the store's home page first; a signed-out
-	// page may also say so with ErrAuthExpired.
+	// IsAuthenticated opens the store's home page first (unless the
+	// browser has no cookie for the store: a fresh profile is signed out);
+	// a signed-out page may also say so with ErrAuthExpired.
 	ok, err := r.host.IsAuthenticated(ctx, tab)
 	if err != nil && !errors.Is(err, browser.ErrAuthExpired) {
 		return fmt.Errorf("check whether the store session is signed in: %w", err)

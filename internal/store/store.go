@@ -101,6 +101,11 @@ type Profile struct {
 	// header, so a tab that shows a store page without it has lost its
 	// session (the browser then reports ErrAuthExpired).
 	AuthMarkerOnEveryPage bool
+	// SessionInCookies says the store keeps its session in cookies and
+	// renders the marker from them on its server: a browser that would send
+	// no cookie to HomeURL is signed out, and the session check says so
+	// without loading a page (a fresh profile's first run signs in at once).
+	SessionInCookies bool
 	// LoginSteps is the scripted login, run by code with the credentials
 	// from the configuration (never by the model).
 	LoginSteps []LoginStep
@@ -343,6 +348,7 @@ func Metro() Profile {
 		CartSetupPaths:        slices.Clone(metroCartSetupPaths),
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
+		SessionInCookies:      true,
 		// Best effort: a one-time-code field or a challenge frame.
 		ChallengeSelector: `input[autocomplete="one-time-code"], iframe[src*="challenges.cloudflare.com"], iframe[src*="recaptcha"], iframe[src*="hcaptcha"]`,
 		LoginSteps: []LoginStep{
@@ -425,6 +431,7 @@ func Demo() Profile {
 			`#product[data-product-id="{id}"] #product-name, #product[data-product-id="{id}"] #product-size`,
 		AuthMarkerSelector:    "#authenticatedButton, .authenticatedButton",
 		AuthMarkerOnEveryPage: true,
+		SessionInCookies:      true,
 		ChallengeSelector:     "#challenge-form", // demostore's SignInChallenge
 		LoginSteps: []LoginStep{
 			{Kind: StepGoto, What: "open the store"},
