@@ -113,6 +113,19 @@ func TestLoginSessionLifecycle(t *testing.T) {
 	if n := len(s.Requests()); n != 0 || tab.URL() != "about:blank" {
 		t.Fatalf("the fresh profile's session check loaded %s and sent %d kinds of request: %v", tab.URL(), n, s.Requests())
 	}
+	// A store that may keep its session elsewhere is asked, fresh profile
+	// or not.
+	asked := o
+	asked.ProfileDir = t.TempDir()
+	asked.Store.SessionInCookies = false
+	ha := launch(t, asked)
+	if ok, err := ha.IsAuthenticated(ctx, newTab(t, ha)); err != nil || ok {
+		t.Fatalf("a fresh profile of a store without SessionInCookies is authenticated? %v, %v", ok, err)
+	}
+	if n := s.Requests()["GET www.metro.ca /en"]; n != 1 {
+		t.Fatalf("the session check of a store without SessionInCookies asked for its home page %d times, want 1: %v", n, s.Requests())
+	}
+	closeHost(t, ha)
 	// A store page without the marker is an expired session.
 	mustDo(t, "open the store", tab.Navigate(ctx, "https://www.metro.ca/en"))
 	if ok, err := h.IsAuthenticated(ctx, tab); err != nil || ok {
