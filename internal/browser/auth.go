@@ -18,8 +18,8 @@ import (
 // page — unless the store keeps its session in cookies
 // (store.Profile.SessionInCookies) and the browser has none to send there:
 // then the answer is no at once (a fresh profile; Login still looks for a
-// session before it signs in); a store page without the marker is reloaded once (it may predate a
-// login) before the answer is no. The page is read with readSession: a page
+// session before it signs in). A store page without the marker is
+// reloaded once (it may predate a login) before the answer is no. The page is read with readSession: a page
 // that is slow to load is not taken for a signed-out one (the answer is then
 // no only because nothing proves yes; the login's own first check settles it).
 func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
