@@ -19,9 +19,10 @@ import (
 // (store.Profile.SessionInCookies) and the browser has none to send there:
 // then the answer is no at once (a fresh profile; Login still looks for a
 // session before it signs in). A store page without the marker is
-// reloaded once (it may predate a login) before the answer is no. The page is read with readSession: a page
-// that is slow to load is not taken for a signed-out one (the answer is then
-// no only because nothing proves yes; the login's own first check settles it).
+// reloaded once (it may predate a login) before the answer is no. The page
+// is read with readSession: a page that is slow to load is not taken for a
+// signed-out one (the answer is then no only because nothing proves yes;
+// the login's own first check settles it).
 func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	if t == nil || t.h != h {
 		return false, errors.New("browser: IsAuthenticated needs a tab of this host")
@@ -32,18 +33,18 @@ func (h *Host) IsAuthenticated(ctx context.Context, t *Tab) (bool, error) {
 	var ok bool
 	err := t.act(ctx, "check the session", false, func(c call) error {
 		var err error
-		if h.profile.SessionInCookies && !h.onStoreSite(t.page.URL()) && !h.sendsStoreCookies(t) {
+		switch onSite := h.onStoreSite(t.page.URL()); {
+		case !onSite && h.profile.SessionInCookies && !h.sendsStoreCookies(t):
 			h.log.Debug("no store cookie in the browser: signed out, no page loaded")
 			return nil
-		}
-		if h.onStoreSite(t.page.URL()) {
+		case onSite:
 			if h.readSession(t.page, c.deadline, 0) == sessionSignedIn {
 				ok = true
 				return nil
 			}
 			// The page may predate a login: look again at a fresh copy.
 			_, err = t.page.Reload(playwright.PageReloadOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: c.ms()})
-		} else {
+		default:
 			_, err = t.page.Goto(h.profile.HomeURL, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: c.ms()})
 		}
 		if err := t.navResult(h.profile.HomeURL, err); err != nil {
