@@ -12,7 +12,8 @@ import (
 // unless -parallel says otherwise: each of them waits part of its time (on
 // the fake model, a page settling, the session check), and this package is
 // the longest of make test, so a core left idle here is time the whole
-// suite waits (docs/testing.md, "Round four").
+// suite waits (docs/testing.md, "Round four"). The run the six-item tests
+// share (sixAtOne) is closed and removed after every test.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
@@ -22,5 +23,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	sixAtOne.close()
+	os.Exit(code)
 }
