@@ -56,12 +56,7 @@ func newE2E(t *testing.T, items ...string) *e2e {
 	exe := requireBrowser(t)
 	dir := t.TempDir()
 	list := filepath.Join(dir, "list.yaml")
-	var b strings.Builder
-	b.WriteString("# test list\nitems:\n")
-	for _, it := range items {
-		fmt.Fprintf(&b, "  - name: %s\n", it)
-	}
-	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+	if err := writeE2EList(list, items); err != nil {
 		t.Fatal(err)
 	}
 	return &e2e{
@@ -69,6 +64,16 @@ func newE2E(t *testing.T, items ...string) *e2e {
 		cfg:  newE2EConfig(exe, list, filepath.Join(dir, "data")),
 		deps: Deps{Logger: testLogger(t), ModelBackoff: []time.Duration{10 * time.Millisecond}},
 	}
+}
+
+// writeE2EList writes a YAML list of the items, one name each.
+func writeE2EList(path string, items []string) error {
+	var b strings.Builder
+	b.WriteString("# test list\nitems:\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "  - name: %s\n", it)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // newE2EConfig is the configuration of the end-to-end tests and the benchmark.
@@ -204,17 +209,25 @@ func TestSixItems(t *testing.T) {
 
 // sixAtOne is the six-item list shopped at concurrency 1 with coffee's
 // model calls failing: TestSixItems and TestSixItemsConcurrency's first
-// run checked the same run, made twice until 2026-11-29 (about 20 CPU-s of
+// run checked the same run, made twice until 2026-11-29 (about 21 CPU-s of
 // make test, docs/testing.md "Round eight"). Whichever test asks first
 // shops it, the other waits for it; its files outlive both tests (TestMain
 // closes the runner and removes them).
-var sixAtOne sharedShop
+var sixAtOne = sharedShop{
+	name:      "six-items",
+	items:     sixItems,
+	misbehave: map[string]scripted.Misbehaviour{"coffee": scripted.ServerError},
+}
 
 // sharedShop is one end-to-end run that several tests check: it runs once,
 // with its own directory, runner, store and log, and every test gets a
 // copy of the setup bound to itself and the run's result. Tests must only
 // read it (the list, the store's cart, the journal).
 type sharedShop struct {
+	name      string // in its directory's name and its errors
+	items     []string
+	misbehave map[string]scripted.Misbehaviour
+
 	once sync.Once
 	dir  string
 	log  *syncbuf.Buffer
@@ -232,7 +245,7 @@ func (s *sharedShop) get(t *testing.T) (*e2e, shop.Result) {
 	s.once.Do(func() { s.err = s.run(exe) })
 	logOnFailure(t, s.log)
 	if s.err != nil {
-		t.Fatalf("the shared six-item run: %v", s.err)
+		t.Fatalf("the shared %s run: %v", s.name, s.err)
 	}
 	e := *s.e
 	e.t = t
@@ -241,18 +254,13 @@ func (s *sharedShop) get(t *testing.T) (*e2e, shop.Result) {
 
 func (s *sharedShop) run(exe string) error {
 	s.log = &syncbuf.Buffer{}
-	dir, err := os.MkdirTemp("", "gemini-supply-six-items-")
+	dir, err := os.MkdirTemp("", "gemini-supply-"+s.name+"-")
 	if err != nil {
 		return err
 	}
 	s.dir = dir
 	list := filepath.Join(dir, "list.yaml")
-	var b strings.Builder
-	b.WriteString("# test list\nitems:\n")
-	for _, it := range sixItems {
-		fmt.Fprintf(&b, "  - name: %s\n", it)
-	}
-	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+	if err := writeE2EList(list, s.items); err != nil {
 		return err
 	}
 	e := &e2e{
@@ -263,7 +271,7 @@ func (s *sharedShop) run(exe string) error {
 			ModelBackoff: []time.Duration{10 * time.Millisecond},
 		},
 	}
-	e.deps.Scripted.Misbehave = map[string]scripted.Misbehaviour{"coffee": scripted.ServerError}
+	e.deps.Scripted.Misbehave = s.misbehave
 	r, err := NewRunner(e.cfg, e.deps)
 	if err != nil {
 		return err
