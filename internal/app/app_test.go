@@ -179,7 +179,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	t.Parallel() // its own runner, store, browser and files: see docs/testing.md
 	const key, pass = "AIzaSECRET-api-key-123", "hunter2-store-password"
 	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger := debugLogger(&logs)
 	dir := t.TempDir()
 	list := filepath.Join(dir, "list.yaml")
 	if err := os.WriteFile(list, []byte("items:\n  - name: milk\n"), 0o644); err != nil {

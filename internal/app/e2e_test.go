@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -54,26 +55,31 @@ type e2e struct {
 
 func newE2E(t *testing.T, items ...string) *e2e {
 	exe := requireBrowser(t)
-	dir := t.TempDir()
-	list := filepath.Join(dir, "list.yaml")
-	if err := writeE2EList(list, items); err != nil {
+	e, err := e2eIn(t.TempDir(), exe, testLogger(t), items)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &e2e{
-		t: t, listPath: list, dataDir: filepath.Join(dir, "data"),
-		cfg:  newE2EConfig(exe, list, filepath.Join(dir, "data")),
-		deps: Deps{Logger: testLogger(t), ModelBackoff: []time.Duration{10 * time.Millisecond}},
-	}
+	e.t = t
+	return e
 }
 
-// writeE2EList writes a YAML list of the items, one name each.
-func writeE2EList(path string, items []string) error {
+// e2eIn is an end-to-end setup in dir: the list of items, written there,
+// and the data directory beside it; the runner starts at its first shop.
+func e2eIn(dir, exe string, log *slog.Logger, items []string) (*e2e, error) {
+	list := filepath.Join(dir, "list.yaml")
 	var b strings.Builder
 	b.WriteString("# test list\nitems:\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "  - name: %s\n", it)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return &e2e{
+		listPath: list, dataDir: filepath.Join(dir, "data"),
+		cfg:  newE2EConfig(exe, list, filepath.Join(dir, "data")),
+		deps: Deps{Logger: log, ModelBackoff: []time.Duration{10 * time.Millisecond}},
+	}, nil
 }
 
 // newE2EConfig is the configuration of the end-to-end tests and the benchmark.
@@ -90,11 +96,16 @@ func newE2EConfig(exe, list, dataDir string) config.Config {
 // prints when it fails (a failure on a loaded CI machine explains itself).
 func testLogger(t *testing.T) *slog.Logger {
 	if os.Getenv("GEMINI_SUPPLY_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return debugLogger(os.Stderr)
 	}
 	buf := &syncbuf.Buffer{}
 	logOnFailure(t, buf)
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return debugLogger(buf)
+}
+
+// debugLogger logs a run at debug level into w.
+func debugLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // logOnFailure prints the last lines of a run's log when t fails.
@@ -259,29 +270,17 @@ func (s *sharedShop) run(exe string) error {
 		return err
 	}
 	s.dir = dir
-	list := filepath.Join(dir, "list.yaml")
-	if err := writeE2EList(list, s.items); err != nil {
+	e, err := e2eIn(dir, exe, debugLogger(s.log), s.items)
+	if err != nil {
 		return err
-	}
-	e := &e2e{
-		listPath: list, dataDir: filepath.Join(dir, "data"),
-		cfg: newE2EConfig(exe, list, filepath.Join(dir, "data")),
-		deps: Deps{
-			Logger:       slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			ModelBackoff: []time.Duration{10 * time.Millisecond},
-		},
 	}
 	e.deps.Scripted.Misbehave = s.misbehave
-	r, err := NewRunner(e.cfg, e.deps)
-	if err != nil {
+	// Started here, not by shop: there is no test of its own to close it.
+	if e.runner, err = NewRunner(e.cfg, e.deps); err != nil {
 		return err
 	}
-	e.runner = r
 	s.e = e
-	ctx, cancel := context.WithTimeout(context.Background(), runBound)
-	defer cancel()
-	s.res, err = r.Shop(ctx, runstatus.Request{Source: "test"})
-	if err != nil {
+	if s.res, err = e.shop(context.Background()); err != nil {
 		return fmt.Errorf("Shop: %w", err)
 	}
 	return nil

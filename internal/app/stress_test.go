@@ -75,7 +75,7 @@ func TestStress(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			logger = debugLogger(f)
 		}
 		r, err := NewRunner(cfg, Deps{Logger: logger, Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
 			return func(req *gemini.Request) gemini.Reply {

@@ -43,7 +43,7 @@ func takeOverSignIn(t *testing.T, newDesk func(*testing.T, *slog.Logger) *shop.D
 	t.Setenv("GEMINI_SUPPLY_DEMO_SIGNIN_CHALLENGE", "1")
 	e := newE2E(t, "bananas", "2x eggs")
 	logs := &syncbuf.Buffer{}
-	e.deps.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.deps.Logger = debugLogger(logs)
 	t.Cleanup(func() {
 		if t.Failed() {
 			all := logs.String()
