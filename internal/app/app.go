@@ -75,6 +75,9 @@ type Deps struct {
 	QuotaClock agent.Clock
 	// Now is the clock for model-table dates (prices, retirements); nil: time.Now.
 	Now func() time.Time
+	// DemoOptions adjusts the demo store's options before it starts
+	// (benchmarks); nil: the demo store as the demo runs it.
+	DemoOptions func(*demostore.Options)
 }
 
 // ScriptedOptions customise the offline scripted model (tests, and demos of
@@ -393,10 +396,14 @@ func (r *Runner) environment(ctx context.Context) (*environment, error) {
 		if r.cfg.DataDir != "" && os.MkdirAll(r.cfg.DataDir, 0o755) == nil {
 			cartFile = filepath.Join(r.cfg.DataDir, "demo-cart.json")
 		}
-		srv, err := demostore.Start(context.WithoutCancel(ctx), demostore.Options{Logger: r.base, CartFile: cartFile,
+		opts := demostore.Options{Logger: r.base, CartFile: cartFile,
 			// A demo-only switch, read here rather than in the configuration:
 			// the sign-in challenge a person passes from the panel (docs/panel.md).
-			SignInChallenge: os.Getenv("GEMINI_SUPPLY_DEMO_SIGNIN_CHALLENGE") == "1"})
+			SignInChallenge: os.Getenv("GEMINI_SUPPLY_DEMO_SIGNIN_CHALLENGE") == "1"}
+		if r.deps.DemoOptions != nil {
+			r.deps.DemoOptions(&opts)
+		}
+		srv, err := demostore.Start(context.WithoutCancel(ctx), opts)
 		if err != nil {
 			return nil, fmt.Errorf("start the demo store: %w", err)
 		}

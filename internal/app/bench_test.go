@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-supply/gemini-supply/internal/demostore"
 	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
@@ -49,46 +50,40 @@ func benchDelay(b *testing.B) time.Duration {
 // per minute over the shopping phase (first item started to last item
 // finished; browser start and sign-in excluded, the first item shopped
 // alone included) and over the fan-out after that first item, and prints
-// the speed-up of 4 tabs over 1.
+// the speed-up of 4 tabs over 1. It then shops the list again at 1 and 4
+// tabs in a demo store whose product pages lack the hostile
+// express-checkout widget, and prints that speed-up too: what the
+// widget's page load costs the fan-out on this machine (docs/browser.md,
+// "What bounds the fan-out").
 func BenchmarkShoppingRun(b *testing.B) {
 	if os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE") == "" || os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
 		b.Fatal("the browser or the Playwright driver is not set up: run make bench (or eval \"$(scripts/setup.sh)\" first)")
 	}
 	delay := benchDelay(b)
-	rates, fanout, peaks := map[int]float64{}, map[int]float64{}, map[int]int64{}
-	calls, cpu := map[int]int{}, map[int]time.Duration{}
+	runs, plain := map[int]benchMeasure{}, map[int]benchMeasure{}
 	for _, n := range []int{1, 2, 4} {
-		b.Run(fmt.Sprintf("tabs=%d", n), func(b *testing.B) {
-			var m benchMeasure
-			for range b.N {
-				o := benchRun(b, n, delay)
-				m.add(o)
-				peaks[n] = max(peaks[n], o.peakPSS)
-				calls[n] = o.calls
-				cpu[n] += o.chromiumCPU
-			}
-			rates[n] = float64(m.items) / m.shopping.Minutes()
-			b.ReportMetric(float64(peaks[n])/(1<<20), "peak-PSS-MiB")
-			b.ReportMetric(float64(calls[n]), "model-calls")
-			b.ReportMetric(cpu[n].Seconds()/float64(b.N*len(benchItems)), "chromium-cpu-s/item")
-			fanout[n] = float64(m.fanItems) / m.fanOut.Minutes()
-			b.ReportMetric(rates[n], "items/min")
-			b.ReportMetric(fanout[n], "fan-out-items/min")
-		})
+		b.Run(fmt.Sprintf("tabs=%d", n), func(b *testing.B) { runs[n] = benchTabs(b, n, delay, nil) })
 	}
-	if rates[1] > 0 && rates[4] > 0 {
+	noWidget := func(o *demostore.Options) { o.NoExpressWidget = true }
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("no_widget/tabs=%d", n), func(b *testing.B) { plain[n] = benchTabs(b, n, delay, noWidget) })
+	}
+	r1, r2, r4 := runs[1], runs[2], runs[4]
+	if r1.items > 0 && r4.items > 0 {
 		fmt.Printf("model delay %v, %d items: %.1f items/min at 1 tab, %.1f at 2, %.1f at 4 (after the first item: %.1f, %.1f, %.1f)\n",
-			delay, len(benchItems), rates[1], rates[2], rates[4], fanout[1], fanout[2], fanout[4])
-		fmt.Printf("speed-up at 4 tabs: %.1fx\n", rates[4]/rates[1])
-		fmt.Printf("speed-up at 4 tabs after the first item: %.1fx\n", fanout[4]/fanout[1])
-	}
-	if peaks[1] > 0 && peaks[4] > 0 {
+			delay, len(benchItems), r1.rate(), r2.rate(), r4.rate(), r1.fanRate(), r2.fanRate(), r4.fanRate())
+		fmt.Printf("speed-up at 4 tabs: %.1fx\n", r4.rate()/r1.rate())
+		fmt.Printf("speed-up at 4 tabs after the first item: %.1fx\n", r4.fanRate()/r1.fanRate())
 		// Per tab: what each tab beyond the first adds to the peak.
 		fmt.Printf("memory: peak %d MiB PSS at 4 tabs (%d MiB at 1 tab, %d MiB per added tab; gemini-supply + Chromium + driver)\n",
-			peaks[4]>>20, peaks[1]>>20, (peaks[4]-peaks[1])/3>>20)
+			r4.peakPSS>>20, r1.peakPSS>>20, (r4.peakPSS-r1.peakPSS)/3>>20)
 	}
-	if c, ok := calls[1]; ok {
-		fmt.Printf("first run of %d items: %d model calls\n", len(benchItems), c)
+	if r1.items > 0 {
+		fmt.Printf("first run of %d items: %d model calls\n", len(benchItems), r1.calls)
+	}
+	if p1, p4 := plain[1], plain[4]; p1.items > 0 && p4.items > 0 {
+		fmt.Printf("without the express widget: %.1f items/min at 1 tab, %.1f at 4 after the first item: speed-up %.1fx; Chromium %.2f and %.2f CPU-s per item (%.2f and %.2f with it)\n",
+			p1.fanRate(), p4.fanRate(), p4.fanRate()/p1.fanRate(), p1.cpuPerItem(), p4.cpuPerItem(), r1.cpuPerItem(), r4.cpuPerItem())
 	}
 }
 
@@ -106,6 +101,30 @@ func (m *benchMeasure) add(o benchMeasure) {
 	m.fanItems += o.fanItems
 	m.shopping += o.shopping
 	m.fanOut += o.fanOut
+	m.peakPSS = max(m.peakPSS, o.peakPSS)
+	m.calls = o.calls
+	m.chromiumCPU += o.chromiumCPU
+}
+
+// rate is items per minute over the shopping phase; fanRate over the
+// fan-out after the first item; cpuPerItem Chromium's CPU-s per item.
+func (m benchMeasure) rate() float64       { return float64(m.items) / m.shopping.Minutes() }
+func (m benchMeasure) fanRate() float64    { return float64(m.fanItems) / m.fanOut.Minutes() }
+func (m benchMeasure) cpuPerItem() float64 { return m.chromiumCPU.Seconds() / float64(m.items) }
+
+// benchTabs runs b.N shopping runs at tabs tabs (demo adjusts the demo
+// store; nil leaves it as the demo runs it) and reports their metrics.
+func benchTabs(b *testing.B, tabs int, delay time.Duration, demo func(*demostore.Options)) benchMeasure {
+	var m benchMeasure
+	for range b.N {
+		m.add(benchRun(b, tabs, delay, demo))
+	}
+	b.ReportMetric(float64(m.peakPSS)/(1<<20), "peak-PSS-MiB")
+	b.ReportMetric(float64(m.calls), "model-calls")
+	b.ReportMetric(m.cpuPerItem(), "chromium-cpu-s/item")
+	b.ReportMetric(m.rate(), "items/min")
+	b.ReportMetric(m.fanRate(), "fan-out-items/min")
+	return m
 }
 
 // benchList is the bench list as a YAML list file.
@@ -118,7 +137,7 @@ func benchList() []byte {
 }
 
 // benchRun performs one run and measures its shopping phase.
-func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
+func benchRun(b *testing.B, tabs int, delay time.Duration, demo func(*demostore.Options)) benchMeasure {
 	b.Helper()
 	b.StopTimer()
 	dir := b.TempDir()
@@ -130,7 +149,7 @@ func benchRun(b *testing.B, tabs int, delay time.Duration) benchMeasure {
 	cfg.Concurrency = tabs
 	bus := &runstatus.Bus{}
 	sub := bus.Subscribe(256)
-	deps := Deps{Bus: bus, Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
+	deps := Deps{Bus: bus, DemoOptions: demo, Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
 		return func(req *gemini.Request) gemini.Reply {
 			time.Sleep(delay) // the model's latency
 			return next(req)

@@ -190,7 +190,7 @@ func (s *Server) storePage(w http.ResponseWriter, r *http.Request) {
 				if ch.MoveAdd {
 					addID = "product-buy"
 				}
-				productContent(p, &shown, inCart, addID)
+				productContent(p, &shown, inCart, addID, !s.noExpress)
 				break
 			}
 		} else if a, ok := aisleBySlug(rest); ok {
@@ -292,7 +292,7 @@ func aisleContent(p *page, a Aisle, inCart map[string]int) {
 	p.content = heading(p.l.aisleName(a)) + `<div id="aisle-products" data-aisle="` + esc(a.Slug) + `">` + tiles + `</div>` + footer(p.l, bottom)
 }
 
-func productContent(p *page, prod *Product, inCart map[string]int, addID string) {
+func productContent(p *page, prod *Product, inCart map[string]int, addID string, express bool) {
 	l := p.l
 	p.title = l.name(prod)
 	var b strings.Builder
@@ -315,7 +315,9 @@ func productContent(p *page, prod *Product, inCart map[string]int, addID string)
 		status = l.tr("inCart", "n", fmt.Sprint(n))
 	}
 	fmt.Fprintf(&b, `<div id="product-status" data-status-for="%s">%s</div></div>`, esc(prod.ID), esc(status))
-	b.WriteString(expressFrame(prod.ID))
+	if express {
+		b.WriteString(expressFrame(prod.ID))
+	}
 	b.WriteString(footer(l, layProdImg.y+layProdImg.h))
 	p.content = b.String()
 }

@@ -79,6 +79,11 @@ type Options struct {
 	// for a "not a robot" tick and a 6-digit code shown on the demo inbox
 	// page (InboxPath): a check the scripted login cannot pass.
 	SignInChallenge bool
+	// NoExpressWidget leaves the express-checkout widget (express.go) off
+	// the product pages: for measuring what the widget costs a run
+	// (BenchmarkShoppingRun's "without the widget" line). The demo and
+	// every test keep it: it is what the request policy is proven against.
+	NoExpressWidget bool
 }
 
 // CartLine is one line of the shopper's cart.
@@ -136,6 +141,7 @@ type Server struct {
 
 	signInDelay     time.Duration
 	signInChallenge bool
+	noExpress       bool                 // Options.NoExpressWidget
 	challenges      map[string]challenge // by id: pending sign-in challenges
 	lastChallenge   string
 
@@ -162,6 +168,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 		signInDelay:     opts.SignInDelay,
 		signInChallenge: opts.SignInChallenge,
+		noExpress:       opts.NoExpressWidget,
 	}
 	if err := s.loadCart(); err != nil {
 		return nil, err

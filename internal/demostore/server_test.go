@@ -454,6 +454,37 @@ func TestEvilHitsAndImages(t *testing.T) {
 	}
 }
 
+// TestExpressWidgetOption: every product page frames the express-checkout
+// widget unless the store was started without it (the bench's measure of
+// what the widget costs); the widget's own page is served either way.
+func TestExpressWidgetOption(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   Options
+		framed bool
+	}{
+		{"default", Options{}, true},
+		{"NoExpressWidget", Options{NoExpressWidget: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startStore(t, tc.opts)
+			c := s.Client()
+			for _, path := range []string{"/en/online-grocery/aisles/fruits-vegetables/bananas/p/bananas-bunch", "/fr/epicerie-en-ligne/allees/fruits-et-legumes/bananes/p/bananas-bunch"} {
+				r := get(t, c, s.BaseURL()+path)
+				if r.status != 200 || !strings.Contains(r.body, `id="product-name"`) {
+					t.Fatalf("%s: %d, not a product page", path, r.status)
+				}
+				if got := strings.Contains(r.body, `id="express-checkout"`); got != tc.framed {
+					t.Errorf("%s frames the widget: %v, want %v", path, got, tc.framed)
+				}
+			}
+			if r := get(t, c, s.BaseURL()+ExpressWidgetPath+"?product=bananas-bunch"); r.status != 200 {
+				t.Errorf("the widget's page: %d", r.status)
+			}
+		})
+	}
+}
+
 func TestSPAFragments(t *testing.T) {
 	s := startStore(t, Options{})
 	c := s.Client()
