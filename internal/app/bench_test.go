@@ -107,10 +107,23 @@ func (m *benchMeasure) add(o benchMeasure) {
 }
 
 // rate is items per minute over the shopping phase; fanRate over the
-// fan-out after the first item; cpuPerItem Chromium's CPU-s per item.
-func (m benchMeasure) rate() float64       { return float64(m.items) / m.shopping.Minutes() }
-func (m benchMeasure) fanRate() float64    { return float64(m.fanItems) / m.fanOut.Minutes() }
-func (m benchMeasure) cpuPerItem() float64 { return m.chromiumCPU.Seconds() / float64(m.items) }
+// fan-out after the first item; cpuPerItem Chromium's CPU-s per item. A
+// measure of no run (its sub-benchmark filtered out) is 0.
+func (m benchMeasure) rate() float64    { return perMinute(m.items, m.shopping) }
+func (m benchMeasure) fanRate() float64 { return perMinute(m.fanItems, m.fanOut) }
+func (m benchMeasure) cpuPerItem() float64 {
+	if m.items == 0 {
+		return 0
+	}
+	return m.chromiumCPU.Seconds() / float64(m.items)
+}
+
+func perMinute(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Minutes()
+}
 
 // benchTabs runs b.N shopping runs at tabs tabs (demo adjusts the demo
 // store; nil leaves it as the demo runs it) and reports their metrics.
