@@ -81,8 +81,9 @@ type Options struct {
 	SignInChallenge bool
 	// NoExpressWidget leaves the express-checkout widget (express.go) off
 	// the product pages: for measuring what the widget costs a run
-	// (BenchmarkShoppingRun's "without the widget" line). The demo and
-	// every test keep it: it is what the request policy is proven against.
+	// (BenchmarkShoppingRun's "without the express widget" line). The demo
+	// and every end-to-end test keep it: it is what the request policy is
+	// proven against.
 	NoExpressWidget bool
 }
 
