@@ -46,40 +46,31 @@ func TestNewRunnerChecks(t *testing.T) {
 }
 
 // TestDemoOptions: Deps.DemoOptions reaches the demo store a Runner
-// starts (the bench's store without the express widget), and without it
-// product pages keep the widget.
+// starts (the bench's store without the express widget; demostore's
+// TestExpressWidgetOption checks the option itself, and every end-to-end
+// test the default).
 func TestDemoOptions(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		demo   func(*demostore.Options)
-		framed bool
-	}{
-		{"as the demo runs it", nil, true},
-		{"without the widget", func(o *demostore.Options) { o.NoExpressWidget = true }, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewRunner(config.Config{Store: "demo", GeminiModel: config.ScriptedModel}, Deps{DemoOptions: tc.demo})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = r.Close(context.Background()) })
-			if _, err := r.environment(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			srv := r.DemoStore()
-			resp, err := srv.Client().Get(srv.BaseURL() + "/en/online-grocery/aisles/fruits-vegetables/bananas/p/bananas-bunch")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("product page: %d %v", resp.StatusCode, err)
-			}
-			if got := bytes.Contains(body, []byte(`id="express-checkout"`)); got != tc.framed {
-				t.Errorf("the product page frames the express widget: %v, want %v", got, tc.framed)
-			}
-		})
+	r, err := NewRunner(config.Config{Store: "demo", GeminiModel: config.ScriptedModel},
+		Deps{DemoOptions: func(o *demostore.Options) { o.NoExpressWidget = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	if _, err := r.environment(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := r.DemoStore()
+	resp, err := srv.Client().Get(demostore.ProductURL("bananas-bunch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || !bytes.Contains(body, []byte(`id="product-name"`)) {
+		t.Fatalf("product page: %d %v", resp.StatusCode, err)
+	}
+	if bytes.Contains(body, []byte(`id="express-checkout"`)) {
+		t.Error("the product page frames the express widget; DemoOptions asked for none")
 	}
 }
 

@@ -25,11 +25,7 @@ func costRun(b *testing.B, mutate func(*config.Config, *Deps, func() *Runner), i
 	}
 	dir := b.TempDir()
 	list := dir + "/list.yaml"
-	body := "items:\n"
-	for _, it := range items {
-		body += "  - name: " + it + "\n"
-	}
-	if err := os.WriteFile(list, []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(list, listYAML(items...), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")

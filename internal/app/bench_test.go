@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gemini-supply/gemini-supply/internal/demostore"
-	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/report"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 )
@@ -140,35 +139,19 @@ func benchTabs(b *testing.B, tabs int, delay time.Duration, demo func(*demostore
 	return m
 }
 
-// benchList is the bench list as a YAML list file.
-func benchList() []byte {
-	body := "items:\n"
-	for _, it := range benchItems {
-		body += "  - name: " + it + "\n"
-	}
-	return []byte(body)
-}
-
 // benchRun performs one run and measures its shopping phase.
 func benchRun(b *testing.B, tabs int, delay time.Duration, demo func(*demostore.Options)) benchMeasure {
 	b.Helper()
 	b.StopTimer()
-	dir := b.TempDir()
-	list := dir + "/list.yaml"
-	if err := os.WriteFile(list, benchList(), 0o644); err != nil {
+	e, err := e2eIn(b.TempDir(), os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), nil, benchItems)
+	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")
-	cfg.Concurrency = tabs
+	e.cfg.Concurrency = tabs
 	bus := &runstatus.Bus{}
 	sub := bus.Subscribe(256)
-	deps := Deps{Bus: bus, DemoOptions: demo, Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
-		return func(req *gemini.Request) gemini.Reply {
-			time.Sleep(delay) // the model's latency
-			return next(req)
-		}
-	}}}
-	r, err := NewRunner(cfg, deps)
+	e.deps.Bus, e.deps.DemoOptions, e.deps.Scripted.Wrap = bus, demo, modelLatency(delay)
+	r, err := NewRunner(e.cfg, e.deps)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -229,18 +212,13 @@ func BenchmarkReplay(b *testing.B) {
 				list := dir + "/list.yaml"
 				cfg := newE2EConfig(os.Getenv("GEMINI_SUPPLY_BROWSER_EXECUTABLE"), list, dir+"/data")
 				cfg.Concurrency = n
-				r, err := NewRunner(cfg, Deps{Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
-					return func(req *gemini.Request) gemini.Reply {
-						time.Sleep(delay) // the model's latency
-						return next(req)
-					}
-				}}})
+				r, err := NewRunner(cfg, Deps{Scripted: ScriptedOptions{Wrap: modelLatency(delay)}})
 				if err != nil {
 					b.Fatal(err)
 				}
 				var sums [2]report.Summary
 				for i := range sums {
-					if err := os.WriteFile(list, benchList(), 0o644); err != nil {
+					if err := os.WriteFile(list, listYAML(benchItems...), 0o644); err != nil {
 						b.Fatal(err)
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -67,12 +67,7 @@ func newE2E(t *testing.T, items ...string) *e2e {
 // and the data directory beside it; the runner starts at its first shop.
 func e2eIn(dir, exe string, log *slog.Logger, items []string) (*e2e, error) {
 	list := filepath.Join(dir, "list.yaml")
-	var b strings.Builder
-	b.WriteString("# test list\nitems:\n")
-	for _, it := range items {
-		fmt.Fprintf(&b, "  - name: %s\n", it)
-	}
-	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(list, listYAML(items...), 0o644); err != nil {
 		return nil, err
 	}
 	return &e2e{
@@ -80,6 +75,28 @@ func e2eIn(dir, exe string, log *slog.Logger, items []string) (*e2e, error) {
 		cfg:  newE2EConfig(exe, list, filepath.Join(dir, "data")),
 		deps: Deps{Logger: log, ModelBackoff: []time.Duration{10 * time.Millisecond}},
 	}, nil
+}
+
+// listYAML is a YAML list file of items, with a comment as a household's
+// file may have (the list's editor keeps it).
+func listYAML(items ...string) []byte {
+	var b strings.Builder
+	b.WriteString("# test list\nitems:\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "  - name: %s\n", it)
+	}
+	return []byte(b.String())
+}
+
+// modelLatency delays every answer of the scripted model by d, as a real
+// model takes its time (the benchmarks and the stress run).
+func modelLatency(d time.Duration) func(gemini.Script) gemini.Script {
+	return func(next gemini.Script) gemini.Script {
+		return func(req *gemini.Request) gemini.Reply {
+			time.Sleep(d)
+			return next(req)
+		}
+	}
 }
 
 // newE2EConfig is the configuration of the end-to-end tests and the benchmark.

@@ -211,7 +211,7 @@ func TestReplayInANewProcess(t *testing.T) {
 // week, and shops it.
 func (e *e2e) shopAgain(items []string) shop.Result {
 	e.t.Helper()
-	if err := os.WriteFile(e.listPath, []byte("items:\n  - name: "+strings.Join(items, "\n  - name: ")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(e.listPath, listYAML(items...), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
 	res, err := e.shop(context.Background())

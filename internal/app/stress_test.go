@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-supply/gemini-supply/internal/fake/gemini"
 	"github.com/gemini-supply/gemini-supply/internal/runstatus"
 	"github.com/gemini-supply/gemini-supply/internal/shop"
 	"github.com/gemini-supply/gemini-supply/internal/store"
@@ -61,7 +60,7 @@ func TestStress(t *testing.T) {
 			}
 		}
 		list := filepath.Join(dir, "list.yaml")
-		if err := os.WriteFile(list, benchList(), 0o644); err != nil {
+		if err := os.WriteFile(list, listYAML(benchItems...), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cfg := newE2EConfig(exe, list, filepath.Join(dir, "data"))
@@ -77,12 +76,7 @@ func TestStress(t *testing.T) {
 			defer f.Close()
 			logger = debugLogger(f)
 		}
-		r, err := NewRunner(cfg, Deps{Logger: logger, Scripted: ScriptedOptions{Wrap: func(next gemini.Script) gemini.Script {
-			return func(req *gemini.Request) gemini.Reply {
-				time.Sleep(delay) // the model's latency
-				return next(req)
-			}
-		}}})
+		r, err := NewRunner(cfg, Deps{Logger: logger, Scripted: ScriptedOptions{Wrap: modelLatency(delay)}})
 		if err != nil {
 			t.Fatal(err)
 		}
